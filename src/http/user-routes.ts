@@ -21,7 +21,7 @@ import type { HttpDeps } from './deps.ts';
 import { remoteAddress } from './request-info.ts';
 import { refuseAdmin } from './rights.ts';
 import type { StatusCode } from './route-doc.ts';
-import { type LoginKey, NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './user-schemas.ts';
+import { type LoginKey, NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './schemas.ts';
 
 type Answer = { status: Exclude<StatusCode, 200 | 201>; error: string } | { status: 200 | 201; body: unknown };
 /** A change made to the file as read: its answer, and its audit line, told once the file is written. */

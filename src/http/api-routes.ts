@@ -24,8 +24,7 @@ export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
 
 export const apiRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/api/instances',
+    route: 'get /api/instances',
     tag: 'dashboard',
     access: 'admin',
     summary: "every instance's status",
@@ -35,8 +34,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'get',
-    path: '/api/me',
+    route: 'get /api/me',
     tag: 'dashboard',
     access: 'admin',
     summary: 'who the client is, and its permissions on each instance it may see (the page shows only those)',
@@ -47,8 +45,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
   },
   ...CONTROL_VERBS.map(
     (action): RouteDoc => ({
-      method: 'post',
-      path: `/api/instances/{key}/${action}`,
+      route: `post /api/instances/{key}/${action}`,
       tag: 'dashboard',
       access: 'admin',
       header: DASHBOARD_HEADER,

@@ -19,6 +19,7 @@ import { loginRoutes } from './login-routes.ts';
 import { oidcRoutes } from './oidc-routes.ts';
 import { openapiRoutes, ROUTE_DOCS } from './openapi-routes.ts';
 import { clientAddresses, methodNotAllowed } from './request-info.ts';
+import { methodPath } from './route-doc.ts';
 import { userRoutes } from './user-routes.ts';
 
 /**
@@ -56,12 +57,11 @@ export function createApp(given: HttpDeps): Hono {
   // A known path asked with another method: 405 with `Allow` (as the real watchdog's ASP.NET routing answers), for
   // each path whose route table lists 405; last, so it never shadows a handler.
   const allowed = new Map<string, string[]>();
-  for (const doc of ROUTE_DOCS)
+  for (const doc of ROUTE_DOCS) {
+    const { method, path } = methodPath(doc);
     if (405 in doc.responses)
-      allowed.set(doc.path, [
-        ...(allowed.get(doc.path) ?? []),
-        doc.method === 'get' ? 'GET, HEAD' : doc.method.toUpperCase(),
-      ]);
+      allowed.set(path, [...(allowed.get(path) ?? []), method === 'get' ? 'GET, HEAD' : method.toUpperCase()]);
+  }
   for (const [path, methods] of allowed)
     app.all(path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1'), methodNotAllowed(methods.join(', ')));
 

@@ -13,8 +13,7 @@ import { errors, type RouteDoc } from './route-doc.ts';
 
 export const backupRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/instances/{key}/backups',
+    route: 'get /instances/{key}/backups',
     tag: 'backups',
     access: 'instance',
     summary: "the snapshots of the instance's data, newest first",
@@ -24,8 +23,7 @@ export const backupRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/instances/{key}/backups',
+    route: 'post /instances/{key}/backups',
     tag: 'backups',
     access: 'instance',
     summary:
@@ -37,8 +35,7 @@ export const backupRouteDocs: readonly RouteDoc[] = [
   },
   ...(['get', 'post'] as const).map(
     (method): RouteDoc => ({
-      method,
-      path: '/api/instances/{key}/backups',
+      route: `${method} /api/instances/{key}/backups`,
       tag: 'dashboard',
       access: 'admin',
       header: DASHBOARD_HEADER,

@@ -9,8 +9,7 @@ const contentType = (name: string): string =>
 /** This route for the OpenAPI document (route-doc.ts); HEAD is answered too. */
 export const binariesRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/instances/{key}/binaries/{path}',
+    route: 'get /instances/{key}/binaries/{path}',
     tag: 'binaries',
     access: 'none',
     summary: 'a file of instances/<key>/binaries/ (no traversal, no listing, no hidden .-names)',

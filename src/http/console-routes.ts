@@ -71,8 +71,7 @@ const CONSOLE_RESPONSES: RouteDoc['responses'] = {
 
 export const consoleRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'post',
-    path: '/instances/{key}/console',
+    route: 'post /instances/{key}/console',
     tag: 'control',
     access: 'instance',
     summary:
@@ -81,8 +80,7 @@ export const consoleRouteDocs: readonly RouteDoc[] = [
     responses: { ...CONSOLE_RESPONSES, ...errors(503) },
   },
   {
-    method: 'post',
-    path: '/api/instances/{key}/console',
+    route: 'post /api/instances/{key}/console',
     tag: 'dashboard',
     access: 'admin',
     header: DASHBOARD_HEADER,

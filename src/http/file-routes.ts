@@ -73,16 +73,14 @@ const summary = (via: string) =>
 /** These routes for the OpenAPI document (route-doc.ts); HEAD is answered too. */
 export const fileRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/instances/{key}/files/{path}',
+    route: 'get /instances/{key}/files/{path}',
     tag: 'files',
     access: 'instance',
     summary: summary('the shared files'),
     responses: { ...RESPONSES, ...errors(503) },
   },
   {
-    method: 'get',
-    path: '/api/instances/{key}/files/{path}',
+    route: 'get /api/instances/{key}/files/{path}',
     tag: 'dashboard',
     access: 'admin',
     summary: summary("the dashboard's files"),

@@ -34,24 +34,21 @@ export const PADLOCK = ' --\n|  |\n####\n####\n';
 
 export const infoRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/watchdog/padlock',
+    route: 'get /watchdog/padlock',
     tag: 'info',
     access: 'none',
     summary: "the real watchdog's padlock text",
     responses: { 200: { description: 'the padlock', media: 'text/plain' }, ...errors(405) },
   },
   {
-    method: 'get',
-    path: '/health',
+    route: 'get /health',
     tag: 'info',
     access: 'none',
     summary: "the daemon's version, pid, uptime and each instance's state",
     responses: { 200: { description: 'alive', json: 'Health' }, ...errors(405) },
   },
   {
-    method: 'get',
-    path: '/metrics',
+    route: 'get /metrics',
     tag: 'info',
     access: 'admin',
     summary: 'Prometheus metrics',

@@ -30,8 +30,7 @@ const MAX_PENDING = 1000;
 
 export const logRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/instances/{key}/logs',
+    route: 'get /instances/{key}/logs',
     tag: 'logs',
     access: 'instance-or-admin',
     summary: 'the last lines of the server log, or (follow=1) the log followed as NDJSON',
@@ -66,8 +65,7 @@ export const logRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'get',
-    path: '/api/instances/{key}/log',
+    route: 'get /api/instances/{key}/log',
     tag: 'dashboard',
     access: 'admin',
     summary: 'the last lines of the server log',

@@ -18,16 +18,14 @@ import { errors, type RouteDoc } from './route-doc.ts';
 
 export const loginRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/login',
+    route: 'get /login',
     tag: 'dashboard',
     access: 'none',
     summary: "the dashboard's login form (only while the users file holds accounts)",
     responses: { 200: { description: 'the page', media: 'text/html' }, ...errors(404, 405) },
   },
   {
-    method: 'post',
-    path: '/login',
+    route: 'post /login',
     tag: 'dashboard',
     access: 'none',
     summary:
@@ -49,8 +47,7 @@ export const loginRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/logout',
+    route: 'post /logout',
     tag: 'dashboard',
     access: 'none',
     summary: 'ends the session the cookie names, on the daemon too, and sends the browser to the login form',
@@ -61,8 +58,7 @@ export const loginRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'get',
-    path: '/login.css',
+    route: 'get /login.css',
     tag: 'dashboard',
     access: 'none',
     summary: "the login form's stylesheet (the dashboard's)",

@@ -12,8 +12,7 @@ import { errors, type RouteDoc } from './route-doc.ts';
 
 export const oidcRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/login/oidc',
+    route: 'get /login/oidc',
     tag: 'dashboard',
     access: 'none',
     summary: 'begins a login at the OpenID Connect provider (`Users.Oidc`): sends the browser there',
@@ -25,8 +24,7 @@ export const oidcRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'get',
-    path: '/login/oidc/callback',
+    route: 'get /login/oidc/callback',
     tag: 'dashboard',
     access: 'none',
     summary: "the provider's answer: checks it and the ID token, and sets the session cookie",

@@ -13,7 +13,7 @@ import { infoRouteDocs } from './info-routes.ts';
 import { logRouteDocs } from './log-routes.ts';
 import { loginRouteDocs } from './login-routes.ts';
 import { oidcRouteDocs } from './oidc-routes.ts';
-import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
+import { type Access, errors, methodPath, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
 import { userRouteDocs } from './user-route-docs.ts';
 
@@ -22,8 +22,7 @@ type JsonObject = { [key: string]: Json };
 
 const openapiRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/openapi.json',
+    route: 'get /openapi.json',
     tag: 'info',
     access: 'none',
     summary: 'this document (OpenAPI 3.1)',
@@ -74,7 +73,8 @@ function response(doc: ResponseDoc | string): JsonObject {
 }
 
 function operation(doc: RouteDoc): JsonObject {
-  const parameters: Json[] = [...doc.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+  const { method, path } = methodPath(doc);
+  const parameters: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
     name: m[1] ?? '',
     in: 'path',
     required: true,
@@ -101,8 +101,7 @@ function operation(doc: RouteDoc): JsonObject {
   return {
     tags: [doc.tag],
     summary: doc.summary,
-    operationId:
-      `${doc.method}${doc.path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || doc.method,
+    operationId: `${method}${path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || method,
     security: SECURITY[doc.access],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(doc.body === undefined
@@ -124,7 +123,10 @@ function jsonSchema(name: SchemaName): JsonObject {
  */
 export function openApiDocument(version: string): JsonObject {
   const paths: Record<string, JsonObject> = {};
-  for (const doc of ROUTE_DOCS) paths[doc.path] = { ...paths[doc.path], [doc.method]: operation(doc) };
+  for (const doc of ROUTE_DOCS) {
+    const { method, path } = methodPath(doc);
+    paths[path] = { ...paths[path], [method]: operation(doc) };
+  }
   return {
     openapi: '3.1.0',
     info: {

@@ -30,9 +30,8 @@ export interface QueryDoc {
 }
 
 export interface RouteDoc {
-  method: 'get' | 'post' | 'put' | 'delete';
-  /** The full path as OpenAPI writes it (`{key}`, not `:key`). */
-  path: string;
+  /** The method, and the full path as OpenAPI writes it (`{key}`, not `:key`): `get /instances/{key}/status`. */
+  route: `${'get' | 'post' | 'put' | 'delete'} /${string}`;
   tag: 'control' | 'check-in' | 'logs' | 'binaries' | 'backups' | 'files' | 'info' | 'dashboard';
   summary: string;
   access: Access;
@@ -59,6 +58,12 @@ export const ERRORS = {
   503: 'a configured instance the daemon is still starting (with Retry-After: 1)',
   507: 'not enough disk space for it, with the reason',
 } as const satisfies Record<Exclude<StatusCode, 200 | 201 | 206 | 303>, string>;
+
+/** A row's method and path. */
+export function methodPath({ route }: RouteDoc): { method: string; path: string } {
+  const at = route.indexOf(' ');
+  return { method: route.slice(0, at), path: route.slice(at + 1) };
+}
 
 /** The error answers for `codes`, each with its `{"error": …}` body. */
 export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, ResponseDoc>> {

@@ -29,8 +29,7 @@ const refusals = (body: boolean, named: boolean): RouteDoc['responses'] => ({
 
 export const userRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/api/users',
+    route: 'get /api/users',
     tag: 'dashboard',
     access: 'admin',
     summary: 'the users of the users file, with their roles (never a password hash); needs users.manage',
@@ -40,8 +39,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/api/users',
+    route: 'post /api/users',
     tag: 'dashboard',
     access: 'admin',
     summary: 'creates a user with a password and roles, granting only what the client holds (the grant rule)',
@@ -52,8 +50,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'put',
-    path: '/api/users/{name}/roles',
+    route: 'put /api/users/{name}/roles',
     tag: 'dashboard',
     access: 'admin',
     summary: "replaces a user's roles; never the client's own, nor those of a user holding more than the client",
@@ -64,8 +61,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'delete',
-    path: '/api/users/{name}',
+    route: 'delete /api/users/{name}',
     tag: 'dashboard',
     access: 'admin',
     summary: 'removes a user and revokes its API keys; never the client itself, nor a user holding more',
@@ -75,8 +71,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/api/me/keys',
+    route: 'post /api/me/keys',
     tag: 'dashboard',
     access: 'admin',
     summary:

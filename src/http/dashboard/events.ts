@@ -25,8 +25,7 @@ export interface EventStreamOptions {
 
 export const eventRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/events',
+    route: 'get /events',
     tag: 'dashboard',
     access: 'admin',
     summary: "the dashboard's live feed: hello (every instance's status, recent events), then each event as it happens",

@@ -24,16 +24,14 @@ const CSP =
 
 export const dashboardRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/',
+    route: 'get /',
     tag: 'dashboard',
     access: 'admin',
     summary: "the dashboard page, rendered with every instance's card",
     responses: { 200: { description: 'the page', media: 'text/html' }, ...errors(400, 401, 403, 405) },
   },
   {
-    method: 'get',
-    path: '/statechart.svg',
+    route: 'get /statechart.svg',
     tag: 'dashboard',
     access: 'admin',
     summary: 'the instance statechart',
@@ -47,8 +45,7 @@ export const dashboardRouteDocs: readonly RouteDoc[] = [
     responses: { 200: { description: 'the statechart', media: 'image/svg+xml' }, ...errors(400, 401, 403) },
   },
   {
-    method: 'get',
-    path: '/dashboard/{file}',
+    route: 'get /dashboard/{file}',
     tag: 'dashboard',
     access: 'admin',
     summary: "the page's scripts and stylesheet",

@@ -54,10 +54,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
       responses: {
         200: { description: 'taken', json: 'DashboardControl' },
         ...errors(400, 401),
-        403: {
-          description: `the dashboard rule refuses, the ${DASHBOARD_HEADER} header is missing, or the instance has no ApiToken`,
-          json: 'Error',
-        },
+        403: `the dashboard rule refuses, the ${DASHBOARD_HEADER} header is missing, or the instance has no ApiToken`,
         ...errors(404, 405, 409),
       },
     }),

@@ -15,11 +15,8 @@ export const binariesRouteDocs: readonly RouteDoc[] = [
     summary: 'a file of instances/<key>/binaries/ (no traversal, no listing, no hidden .-names)',
     responses: {
       200: { description: 'the file', media: 'application/octet-stream' },
-      400: {
-        description: 'bad percent-encoding, an empty or dot segment, or a separator inside a segment',
-        json: 'Error',
-      },
-      404: { description: 'unknown instance, or no such (visible) file', json: 'Error' },
+      400: 'bad percent-encoding, an empty or dot segment, or a separator inside a segment',
+      404: 'unknown instance, or no such (visible) file',
       ...errors(405, 503),
     },
   },

@@ -57,15 +57,11 @@ const MAX_BODY_BYTES = MAX_COMMAND_BYTES * 4;
 
 const CONSOLE_RESPONSES: RouteDoc['responses'] = {
   200: { description: 'sent to the server console', json: 'ConsoleSent' },
-  400: {
-    description:
-      'no JSON {"command": …}, or a command that is empty, too long, or holds a newline or control character',
-    json: 'Error',
-  },
+  400: 'no JSON {"command": …}, or a command that is empty, too long, or holds a newline or control character',
   ...errors(401),
-  403: { description: 'the credentials are refused, or the console is off for the instance (Console)', json: 'Error' },
+  403: 'the credentials are refused, or the console is off for the instance (Console)',
   ...errors(404, 405),
-  409: { description: 'no server holds the console: none runs, or it started before Console was on', json: 'Error' },
+  409: 'no server holds the console: none runs, or it started before Console was on',
   ...errors(413, 429, 500),
 };
 

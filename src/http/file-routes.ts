@@ -49,21 +49,10 @@ const RESPONSES: RouteDoc['responses'] = {
     description: 'the single byte range the Range header asked for, with Content-Range',
     media: 'application/octet-stream',
   },
-  400: {
-    description:
-      'bad percent-encoding, an empty or dot segment, a separator or NUL inside a segment, or bad credentials',
-    json: 'Error',
-  },
+  400: 'bad percent-encoding, an empty or dot segment, a separator or NUL inside a segment, or bad credentials',
   ...errors(401),
-  403: {
-    description:
-      'the credentials are refused, the path is not under a folder of Files.Folders, or it is neither a regular file nor a folder (a named pipe, a socket)',
-    json: 'Error',
-  },
-  404: {
-    description: 'unknown instance, or nothing visible there (missing, hidden, or outside its folder)',
-    json: 'Error',
-  },
+  403: 'the credentials are refused, the path is not under a folder of Files.Folders, or it is neither a regular file nor a folder (a named pipe, a socket)',
+  404: 'unknown instance, or nothing visible there (missing, hidden, or outside its folder)',
   ...errors(405, 416),
 };
 

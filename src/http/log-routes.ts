@@ -58,10 +58,7 @@ export const logRouteDocs: readonly RouteDoc[] = [
       ...errors(400, 401, 403),
       404: { description: 'unknown instance (listed to an Admin or loopback client)', json: 'UnknownInstance' },
       ...errors(405),
-      503: {
-        description: `a configured instance still starting, or ${MAX_FOLLOWERS} followers already (with Retry-After)`,
-        json: 'Error',
-      },
+      503: `a configured instance still starting, or ${MAX_FOLLOWERS} followers already (with Retry-After)`,
     },
   },
   {

@@ -37,7 +37,7 @@ export const loginRouteDocs: readonly RouteDoc[] = [
         description: 'wrong user name or password, or a wrong or used one-time code (the form again, saying so)',
         media: 'text/html',
       },
-      403: { description: 'a cross-site request', json: 'Error' },
+      403: 'a cross-site request',
       ...errors(404, 405, 413),
       429: {
         description: 'too many attempts from this source, or the account is locked for now (Retry-After)',
@@ -53,7 +53,7 @@ export const loginRouteDocs: readonly RouteDoc[] = [
     summary: 'ends the session the cookie names, on the daemon too, and sends the browser to the login form',
     responses: {
       303: 'logged out; Location is the login form',
-      403: { description: 'a cross-site request', json: 'Error' },
+      403: 'a cross-site request',
       ...errors(405),
     },
   },

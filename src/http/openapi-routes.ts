@@ -59,8 +59,9 @@ const SECURITY: Record<Access, JsonObject[]> = {
 
 const ref = (name: SchemaName): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 
-function response(doc: ResponseDoc | string): JsonObject {
-  if (typeof doc === 'string') return { description: doc };
+function response(code: number, doc: ResponseDoc | string): JsonObject {
+  if (typeof doc === 'string')
+    return code < 400 ? { description: doc } : response(code, { description: doc, json: 'Error' });
   if (doc.json !== undefined) {
     return {
       description: doc.description,
@@ -97,7 +98,7 @@ function operation(doc: RouteDoc): JsonObject {
       schema: { type: 'string' },
     });
   const responses: JsonObject = {};
-  for (const [code, r] of Object.entries(doc.responses)) responses[code] = response(r);
+  for (const [code, r] of Object.entries(doc.responses)) responses[code] = response(Number(code), r);
   return {
     tags: [doc.tag],
     summary: doc.summary,

@@ -40,6 +40,7 @@ export interface RouteDoc {
   body?: SchemaName;
   /** A request header the route needs (the dashboard's control header). */
   header?: string;
+  /** A string says what the answer means: an error's (400 and up) has the `{"error": …}` body, another none. */
   responses: Partial<Record<StatusCode, ResponseDoc | string>>;
 }
 
@@ -65,9 +66,7 @@ export function methodPath({ route }: RouteDoc): { method: string; path: string 
   return { method: route.slice(0, at), path: route.slice(at + 1) };
 }
 
-/** The error answers for `codes`, each with its `{"error": …}` body. */
-export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, ResponseDoc>> {
-  return Object.fromEntries(
-    codes.map((code) => [code, { description: ERRORS[code], json: 'Error' } satisfies ResponseDoc]),
-  );
+/** The error answers for `codes`, as ERRORS words them. */
+export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, string>> {
+  return Object.fromEntries(codes.map((code) => [code, ERRORS[code]]));
 }

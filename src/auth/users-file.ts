@@ -140,21 +140,12 @@ export function parseUsers(text: string, file: string): UsersParse {
       if (typeof password !== 'string' || !isPasswordHash(password)) {
         // Never echo what is there: it may be the password itself.
         const found = typeof password === 'string' ? 'a value that is not one (plain text?)' : password;
-        problems.push(
-          problemLine(file, [...at, 'Password'], 'expected a scrypt hash; set it with `watchdog user passwd`', found),
-        );
+        bad([...at, 'Password'], 'expected a scrypt hash; set it with `watchdog user passwd`', found);
       }
       const totp = entry.Totp;
       if (totp !== undefined && (typeof totp !== 'string' || !isTotpSecret(totp)))
         // Never echoed either: it is the second factor itself.
-        problems.push(
-          problemLine(
-            file,
-            [...at, 'Totp'],
-            'expected a base32 secret as `watchdog user totp` writes it',
-            'a value that is not one',
-          ),
-        );
+        bad([...at, 'Totp'], 'expected a base32 secret as `watchdog user totp` writes it', 'a value that is not one');
       const grantList = grantsOf([...at, 'Roles'], entry.Roles ?? []);
       users.set(name, {
         name,

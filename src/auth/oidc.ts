@@ -153,17 +153,20 @@ export function createOidcLogin(opts: {
     );
     return config;
   };
+  /** The provider's configuration, or the refusal (503) saying why it cannot be had now. */
+  const reach = (setup: OidcSetup) =>
+    configOf(setup).then(
+      (config) => ({ ok: true, config }) as const,
+      (err: unknown) => ({ ok: false, status: 503, reason: lastFailure ?? said(err) }) as const,
+    );
 
   return {
     async begin() {
       const setup = opts.setup();
       if (!setup) return { ok: false, status: 503, reason: 'single sign-on is not configured' };
-      let config: Client.Configuration;
-      try {
-        config = await configOf(setup);
-      } catch (err) {
-        return { ok: false, status: 503, reason: lastFailure ?? said(err) };
-      }
+      const reached = await reach(setup);
+      if (!reached.ok) return reached;
+      const { config } = reached;
       const s = setup.settings;
       const client = await openidClient();
       const verifier = client.randomPKCECodeVerifier();
@@ -202,12 +205,9 @@ export function createOidcLogin(opts: {
         const why = `${error}${description ? `: ${description}` : ''}`.replace(/\s+/g, ' ').slice(0, 300);
         return { ok: false, status: 401, reason: `${s.Name} refused the sign-in (${why})` };
       }
-      let config: Client.Configuration;
-      try {
-        config = await configOf(setup);
-      } catch (err) {
-        return { ok: false, status: 503, reason: lastFailure ?? said(err) };
-      }
+      const reached = await reach(setup);
+      if (!reached.ok) return reached;
+      const { config } = reached;
       // The URL the provider sent the browser to, as registered: behind a proxy the request's own URL differs.
       const current = new URL(s.RedirectUrl);
       current.search = query.toString();

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
+import { denied, instanceFor } from './instance-auth.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import { decodeSegments, openLocated, resolveInside, sendFile } from './safe-path.ts';
 
@@ -30,12 +31,9 @@ export function binariesRoutes({ registry }: HttpDeps): Hono {
   const app = new Hono();
 
   app.get('/:key/binaries/*', async (c) => {
-    const instance = registry.get(c.req.param('key'));
-    if (!instance && registry.starting?.(c.req.param('key'))) {
-      c.header('Retry-After', '1');
-      return c.json({ error: 'instance still starting; retry in a moment' }, 503);
-    }
-    if (!instance) return c.json({ error: 'unknown instance' }, 404);
+    const known = instanceFor(c.req.param('key'), registry, '');
+    if (!known.ok) return denied(c, known.status, known.reason);
+    const { instance } = known;
 
     // The raw (still-encoded) path: ['', 'instances', key, 'binaries', ...file segments].
     const raw = new URL(c.req.url).pathname.split('/');

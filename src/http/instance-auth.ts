@@ -72,7 +72,7 @@ export function denied(c: Context, status: AuthStatus, reason: string, permissio
 }
 
 /** The instance `key` names, or the refusal `authorize` gives for an unknown or still starting one. */
-function instanceFor(key: string, registry: InstanceRegistry, user: string): AuthResult {
+export function instanceFor(key: string, registry: InstanceRegistry, user: string): AuthResult {
   const instance = registry.get(key);
   if (instance) return { ok: true, user, instance };
   if (registry.starting?.(key))

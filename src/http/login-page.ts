@@ -7,21 +7,20 @@ import type { LoginResult } from '../bus.ts';
 import { SESSION_COOKIE } from './account-access.ts';
 import { escapeHtml } from './dashboard/page.ts';
 import type { HttpDeps } from './deps.ts';
-import { peerIsTrustedProxy, remoteAddress, shownKey } from './request-info.ts';
+import { clientOf, remoteAddress, shownKey } from './request-info.ts';
 
 /** Nothing but this origin's stylesheet, and the form posting to this origin. */
 const CSP = "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /** Whether the browser reached us over https: directly, or as a trusted proxy says (X-Forwarded-Proto). */
-function overHttps(c: Context, trusted: readonly string[]): boolean {
+function secure(c: Context): boolean {
   if (new URL(c.req.url).protocol === 'https:') return true;
   const proto = c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
-  return proto === 'https' && peerIsTrustedProxy(c, trusted);
+  return proto === 'https' && clientOf(c).trustedPeer;
 }
 
 /** What the password and the single sign-on logins both answer with. */
 export function loginAnswers(deps: HttpDeps & { sessions: SessionStore }) {
-  const secure = (c: Context) => overHttps(c, deps.trustedProxies?.() ?? []);
   /** A page of the login's own (the form saying `message`, or `html`), never cached, framed or run as another type. */
   const page = (c: Context, status: 200 | 400 | 401 | 403 | 429 | 503, message?: string, user = '', html?: string) => {
     c.header('Content-Security-Policy', CSP);

@@ -4,7 +4,7 @@ import type { InstanceControl } from '../supervisor/contract.ts';
 import type { BackupListing } from '../supervisor/status.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
-import { auditControl } from './control.ts';
+import { auditControl, type Caller } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress } from './request-info.ts';
@@ -50,11 +50,6 @@ export const backupRouteDocs: readonly RouteDoc[] = [
     }),
   ),
 ];
-
-interface Caller {
-  user: string | undefined;
-  remote: string | undefined;
-}
 
 const NO_BACKUPS = 'this daemon keeps no backups for the instance';
 

@@ -9,7 +9,7 @@ import { ConsoleError, commandProblem, MAX_COMMAND_BYTES } from '../process/cons
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
-import { auditControl } from './control.ts';
+import { auditControl, type ControlRequest } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
@@ -88,11 +88,7 @@ export const consoleRouteDocs: readonly RouteDoc[] = [
 
 type Answer = { status: 200 } | { status: 400 | 403 | 409 | 413 | 429 | 500; error: string };
 
-interface Caller {
-  user: string | undefined;
-  remote: string | undefined;
-  via: 'api' | 'dashboard';
-}
+type Caller = Pick<ControlRequest, 'user' | 'remote' | 'via'>;
 
 /** The command of a `{"command": "…"}` body, or why there is none. */
 async function readCommand(c: Context): Promise<string | { error: string }> {

@@ -35,6 +35,9 @@ export interface ControlRequest {
   via: 'api' | 'dashboard';
 }
 
+/** Who sent a request whose credentials were accepted, and from where. */
+export type Caller = Pick<ControlRequest, 'user' | 'remote'>;
+
 /** The control request a route received: its query parameters, who its credentials named and from where. */
 export function controlRequestOf(
   c: Context,
@@ -120,7 +123,7 @@ export function auditControl(
   bus: Bus,
   key: string,
   action: string,
-  req: Pick<ControlRequest, 'user' | 'remote'>,
+  req: Caller,
   answer: { status: number; error?: string },
   extra: { command?: string | null; file?: string } = {},
 ): void {

@@ -2,7 +2,7 @@ import { type Context, Hono } from 'hono';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
-import { auditControl } from './control.ts';
+import { auditControl, type Caller } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
@@ -76,11 +76,6 @@ export const fileRouteDocs: readonly RouteDoc[] = [
     responses: RESPONSES,
   },
 ];
-
-interface Caller {
-  user: string | undefined;
-  remote: string | undefined;
-}
 
 /**
  * Answers one files request: `rawSegments` are the still-encoded segments after `files/`. A download (a file, whole

@@ -77,10 +77,8 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
     c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {
       const write = boundedWrites(stream, maxPending);
-      const sender = {
-        send: (event: string, data: unknown) => write(() => stream.writeSSE({ event, data: JSON.stringify(data) })),
-        comment: (text: string) => write(() => stream.write(`: ${text}\n\n`)),
-      };
+      const send = (event: string, data: unknown) =>
+        write(() => stream.writeSSE({ event, data: JSON.stringify(data) }));
       const statusOf = (key: string) => registry.get(key)?.status() ?? null;
       const lastCheckin = new Map<string, number>();
       const handlers = new Map<Streamed, (e: BusEvents[Streamed]) => void>();
@@ -94,14 +92,14 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
             if (now - prev < checkinEveryMs) return;
             lastCheckin.set(e.key, now);
           }
-          sender.send(type, type === 'instance:control' ? e : { ...e, instance: statusOf(e.key) });
+          send(type, type === 'instance:control' ? e : { ...e, instance: statusOf(e.key) });
         });
       }
       const logLimiter = rateLimiter(logRate);
       const onLog = (e: BusEvents['instance:log']) => {
         if (!readsLog(e.key)) return;
         const skipped = logLimiter();
-        if (skipped !== null) sender.send('instance:log', { ...e, skipped });
+        if (skipped !== null) send('instance:log', { ...e, skipped });
       };
 
       let wake: () => void = () => {};
@@ -114,7 +112,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
       };
       stream.onAbort(unsubscribe);
 
-      sender.send('hello', {
+      send('hello', {
         version,
         now: Date.now(),
         states,
@@ -136,7 +134,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
           timer = setTimeout(resolve, keepaliveMs);
         });
         if (ended()) stream.abort();
-        else if (!stream.aborted) sender.comment('keepalive');
+        else if (!stream.aborted) write(() => stream.write(': keepalive\n\n'));
       }
       unsubscribe();
     });

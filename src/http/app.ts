@@ -10,6 +10,7 @@ import { consoleRoutes } from './console-routes.ts';
 import { controlRoutes, pingRoutes } from './control-routes.ts';
 import { crossSiteGuard } from './cross-site.ts';
 import { eventRoutes } from './dashboard/events.ts';
+import { recordRecentEvents } from './dashboard/recent-events.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { fileRoutes } from './file-routes.ts';
@@ -29,11 +30,13 @@ import { userRoutes } from './user-routes.ts';
  */
 export function createApp(given: HttpDeps): Hono {
   const app = new Hono();
-  // One session store and one set of login limits, shared by the login routes and every adminAccess.
+  // One session store and one set of login limits, shared by the login routes and every adminAccess; one record of
+  // the recent events, for the page and `/events` alike.
   const deps = {
     ...given,
     sessions: given.sessions ?? createSessionStore(() => DEFAULT_SESSIONS),
     loginLimits: given.loginLimits ?? createLoginLimits(() => DEFAULT_LOGIN_LIMITS),
+    recent: given.recent ?? recordRecentEvents(given.bus),
   };
 
   // Before every route (Hono runs middleware in registration order): who the client is (TrustedProxies), and no

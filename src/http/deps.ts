@@ -39,7 +39,7 @@ export interface HttpDeps {
   sessionMinutes?: () => number;
   /** The Prometheus collector; `createApp` makes one subscribed to `bus` when absent. */
   metrics?: MetricsCollector;
-  /** The facts the dashboard's `hello` lists; `/events` starts recording when absent. */
+  /** The facts the dashboard's `hello` lists; `createApp` starts recording when absent. */
   recent?: RecentEvents;
   /** `TrustedProxies`, read per request (request-info.ts); absent → no proxy is trusted. */
   trustedProxies?: () => readonly string[];

@@ -10,7 +10,7 @@ import type { HttpDeps } from '../deps.ts';
 import { boundedWrites } from '../log-routes.ts';
 import { allowed } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
-import { recentEventsOf, STREAMED, type Streamed } from './recent-events.ts';
+import { recordRecentEvents, STREAMED, type Streamed } from './recent-events.ts';
 
 export interface EventStreamOptions {
   /** At most one `instance:checkin` per instance per this many ms (servers may check in several times a second). */
@@ -54,7 +54,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
   const access = adminAccess(deps);
   const states = statePaths();
 
-  const recent = recentEventsOf(deps, opts.recentEvents);
+  const recent = deps.recent ?? recordRecentEvents(bus, opts.recentEvents);
 
   app.get('/events', access, (c) => {
     // Only what the client may see: the instances it holds status.read on, their server log with logs.read. Asked

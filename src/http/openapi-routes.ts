@@ -20,16 +20,6 @@ import { userRouteDocs } from './user-route-docs.ts';
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-const openapiRouteDocs: readonly RouteDoc[] = [
-  {
-    route: 'get /openapi.json',
-    tag: 'info',
-    access: 'none',
-    summary: 'this document (OpenAPI 3.1)',
-    responses: { 200: { description: 'the OpenAPI document', media: 'application/json' }, ...errors(405) },
-  },
-];
-
 /** Every route the app serves, from the tables beside the route modules (test/http/openapi.test.ts keeps it whole). */
 export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...controlRouteDocs,
@@ -41,7 +31,13 @@ export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...oidcRouteDocs,
   ...binariesRouteDocs,
   ...infoRouteDocs,
-  ...openapiRouteDocs,
+  {
+    route: 'get /openapi.json',
+    tag: 'info',
+    access: 'none',
+    summary: 'this document (OpenAPI 3.1)',
+    responses: { 200: { description: 'the OpenAPI document', media: 'application/json' }, ...errors(405) },
+  },
   ...dashboardRouteDocs,
   ...eventRouteDocs,
   ...apiRouteDocs,

@@ -44,10 +44,6 @@ function serverOptions(t: ListenOptions['timeouts']) {
   };
 }
 
-function urlHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 /** Listens on node:http with @hono/node-server's adapter; rejects with an actionable message when the address cannot be bound. */
 export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -78,7 +74,7 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
           });
           server.closeIdleConnections();
         }));
-      resolve({ url: `http://${urlHost(host)}:${port}`, port, close });
+      resolve({ url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, close });
     });
     server.listen(opts.port, host);
   });

@@ -223,14 +223,11 @@ export function renderPage(index: string, state: PageState, chart: ChartSource):
       ? `${open}${renderChart(chart.svg, keysByState(statuses), colors)}${close}`
       : `${open}The statechart could not be drawn (${escapeHtml(chart.error)}).${close}`,
   );
-  if (state.me?.session)
-    html = fill(
-      html,
-      /<span id="who" class="who" hidden><\/span>/,
-      () => `<span id="who" class="who">${escapeHtml(state.me?.user ?? '')}</span>`,
-    );
-  if (state.me?.session)
+  if (state.me?.session) {
+    const who = `<span id="who" class="who">${escapeHtml(state.me.user ?? '')}</span>`;
+    html = fill(html, /<span id="who" class="who" hidden><\/span>/, () => who);
     html = fill(html, /<button type="button" id="logout" hidden>/, () => '<button type="button" id="logout">');
+  }
   const disk = lowDiskLines(statuses);
   if (disk.length > 0)
     html = fill(

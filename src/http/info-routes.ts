@@ -5,7 +5,7 @@ import { createMetricsCollector } from '../metrics/collector.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import { onAll, refuseRight } from './rights.ts';
+import { allowed, refuseRight } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { Health } from './schemas.ts';
 
@@ -74,7 +74,7 @@ export function infoRoutes(deps: HttpDeps): Hono {
 
   // Every instance's figures: for whoever may read the status of all of them (a grant without @<instance>).
   app.get('/metrics', adminAccess(deps), async (c) => {
-    if (!onAll(c, deps, 'status.read')) return refuseRight(c, deps, 'status.read', ALL_INSTANCES);
+    if (!allowed(c, deps, 'status.read', ALL_INSTANCES)) return refuseRight(c, deps, 'status.read', ALL_INSTANCES);
     return c.body(await collector.metrics(), 200, {
       'Content-Type': collector.contentType,
       'Cache-Control': 'no-store',

@@ -160,9 +160,6 @@ function instanceAuth(
   };
 }
 
-/** The last segment of the path: the verb of `/instances/:key/<verb>`. */
-const lastSegment = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-
 /**
  * The instance's `ApiToken`, a user or a key holding the permission `row` of ROUTE_PERMISSIONS names. A refusal is a
  * `daemon:request-refused` under `route`: anyone can send these, as fast as they like, so the audit and the
@@ -176,7 +173,8 @@ export function apiToken(
   return instanceAuth(deps, row, (c, key, r) =>
     reportRefused(deps.bus, c, {
       route,
-      action: lastSegment(c.req.path),
+      // The verb of `/instances/:key/<verb>`.
+      action: c.req.path.slice(c.req.path.lastIndexOf('/') + 1),
       key,
       user: r.user,
       status: r.status,

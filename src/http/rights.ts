@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { can } from '../auth/can.ts';
-import { ALL_INSTANCES, PERMISSIONS, type Permission } from '../auth/permissions.ts';
+import { PERMISSIONS, type Permission } from '../auth/permissions.ts';
 import { EMPTY_USERS } from '../auth/users-file.ts';
 import type { Bus } from '../bus.ts';
 import type { AdminEnv } from './admin-auth.ts';
@@ -59,10 +59,6 @@ export function needs<E extends AdminEnv>(deps: Deps, row: InstanceRoute): Middl
     await next();
   };
 }
-
-/** Every instance: whether the client holds `permission` on all of them (a grant without `@<instance>`). */
-export const onAll = (c: Admitted, deps: Deps, permission: Permission): boolean =>
-  allowed(c, deps, permission, ALL_INSTANCES);
 
 /**
  * `GET /api/me` and the page's inlined copy: who the client is, and what it holds (by can()) on each instance it may

@@ -98,16 +98,19 @@ async function readCommand(c: Context): Promise<string | { error: string }> {
 }
 
 /**
- * One console request, from either route: console on, the command well formed, the caller within its rate, then
- * written to the server. Every request that got this far (sent or refused) is audited with who sent it and the
- * command (`instance:control`, action `console`), and logged without the command: it may hold a secret.
+ * Answers one console request, from either route: console on, the command well formed, the caller within its
+ * rate, then written to the server. Every request that got this far (sent or refused) is audited with who sent it
+ * and the command (`instance:control`, action `console`), and logged without the command: it may hold a secret.
  */
 async function send(
   deps: { bus: Bus; log: Logger; rate: ConsoleRate },
+  c: Context,
   instance: InstanceControl,
-  command: string | { error: string },
-  caller: Caller,
-): Promise<Answer> {
+  user: string | undefined,
+  via: Caller['via'],
+): Promise<Response> {
+  const command = await readCommand(c);
+  const caller: Caller = { user, remote: remoteAddress(c), via };
   const answer = await attempt(deps.rate, instance, command, caller);
   const sent = typeof command === 'string' ? command.slice(0, MAX_COMMAND_BYTES) : null;
   auditControl(deps.bus, instance.key, 'console', caller, answer, { command: sent });
@@ -115,7 +118,7 @@ async function send(
   if ('error' in answer)
     deps.log.warn(`console command refused: ${answer.error}`, { ...fields, status: answer.status });
   else deps.log.info('console command sent', fields);
-  return answer;
+  return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
 }
 
 async function attempt(
@@ -156,25 +159,14 @@ export function consoleRoutes(deps: HttpDeps): Hono {
   const limit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
 
   const api = new Hono<InstanceEnv>();
-  api.post('/instances/:key/console', apiToken(deps, 'control', 'POST /instances/:key/console'), limit, async (c) => {
-    const caller: Caller = { user: c.var.user, remote: remoteAddress(c), via: 'api' };
-    const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
-    return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
-  });
+  api.post('/instances/:key/console', apiToken(deps, 'control', 'POST /instances/:key/console'), limit, (c) =>
+    send(ctx, c, c.var.instance, c.var.user, 'api'),
+  );
 
   const dashboard = new Hono<DashboardEnv>();
   const mayConsole = needs<DashboardEnv>(deps, 'POST /instances/:key/console');
-  dashboard.post(
-    '/api/instances/:key/console',
-    adminAccess(deps),
-    mayConsole,
-    dashboardInstance(deps),
-    limit,
-    async (c) => {
-      const caller: Caller = { user: c.var.adminUser, remote: remoteAddress(c), via: 'dashboard' };
-      const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
-      return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
-    },
+  dashboard.post('/api/instances/:key/console', adminAccess(deps), mayConsole, dashboardInstance(deps), limit, (c) =>
+    send(ctx, c, c.var.instance, c.var.adminUser, 'dashboard'),
   );
 
   return new Hono().route('/', api).route('/', dashboard);

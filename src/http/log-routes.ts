@@ -136,6 +136,10 @@ export function boundedWrites(out: StreamingApi, max: number): (write: () => Pro
   };
 }
 
+/** A tail's lines with the one the server is still writing. */
+const withPartial = (tail: { lines: string[]; partial: string | null }) =>
+  tail.partial === null ? tail.lines : [...tail.lines, tail.partial];
+
 /** A whole-number query parameter from `min` to `max`; `fallback` when absent, null when invalid. */
 const whole = <F extends number | undefined>(
   raw: string | undefined,
@@ -162,24 +166,14 @@ export function logRoutes(deps: HttpDeps): Hono {
     const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, 1, MAX_SECONDS);
     const from = whole(c.req.query('from'), undefined, 0, Number.MAX_SAFE_INTEGER);
     if (lines === null || seconds === null || from === null) {
-      return c.json(
-        {
-          error: `lines must be a whole number up to ${MAX_LINES}, seconds from 1 to ${MAX_SECONDS}, from a byte offset`,
-        },
-        400,
-      );
+      const error = `lines must be a whole number up to ${MAX_LINES}, seconds from 1 to ${MAX_SECONDS}, from a byte offset`;
+      return c.json({ error }, 400);
     }
     const logDir = join(instanceDir(c.var.instance), 'logs');
     const tail =
       from === undefined ? await readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
-    if (c.req.query('follow') !== '1') {
-      const body: Logs = {
-        key,
-        found: tail.found,
-        lines: tail.partial === null ? tail.lines : [...tail.lines, tail.partial],
-      };
-      return c.json(body);
-    }
+    if (c.req.query('follow') !== '1')
+      return c.json({ key, found: tail.found, lines: withPartial(tail) } satisfies Logs);
     const headers = {
       'Content-Type': 'application/x-ndjson; charset=utf-8',
       'Cache-Control': 'no-cache',
@@ -223,11 +217,7 @@ export function logRoutes(deps: HttpDeps): Hono {
     const n = whole(c.req.query('n'), 100, 1, MAX_LINES);
     if (n === null) return c.json({ error: `n must be a whole number from 1 to ${MAX_LINES}` }, 400);
     const tail = await readLastLines(join(instanceDir(instance), 'logs'), n);
-    const body: DashboardLog = {
-      key,
-      lines: (tail.partial === null ? tail.lines : [...tail.lines, tail.partial]).slice(-n),
-    };
-    return c.json(body);
+    return c.json({ key, lines: withPartial(tail).slice(-n) } satisfies DashboardLog);
   });
 
   return new Hono().route('/', app).route('/', dashboard);

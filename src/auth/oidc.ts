@@ -109,7 +109,7 @@ const said = (err: unknown) => describeError(err).replace(/\s+/g, ' ').slice(0, 
  * Dashboard login through an OpenID Connect provider (openid-client, on jose): discovery once per provider (a
  * failure is not kept: the next login tries again), the authorization code flow with PKCE, and the ID token
  * checked for issuer, audience, nonce and signature (the provider's JWKS). Every request to the provider is capped
- * in time and size (oidc-fetch.ts); plain http is allowed only to a loopback issuer.
+ * in time and size (cappedProviderFetch); plain http is allowed only to a loopback issuer.
  */
 export function createOidcLogin(opts: {
   setup: () => OidcSetup | undefined;

@@ -3,7 +3,7 @@ import type * as Client from 'openid-client';
 import type { AnswerCap } from '../config/sections/answers.ts';
 import { isLoopbackUrl, type OidcSettings } from '../config/sections/oidc.ts';
 import { describeError } from '../errors.ts';
-import { cappedProviderFetch } from './oidc-fetch.ts';
+import { readCapped } from '../kit/capped-body.ts';
 import { createPendingLogins, type PendingLogins } from './oidc-pending.ts';
 
 /** `Users.Oidc` and the secret its `ClientSecretFile` holds; undefined while OpenID Connect is off. */
@@ -34,7 +34,50 @@ export interface OidcLogin {
   finish(query: URLSearchParams, browserState: string | undefined): Promise<OidcFinish>;
 }
 
-/** The provider and client a session or a login came through: a change of either ends them. */
+/** What openid-client hands its fetch (its `customFetch`): the URL and the request's options. */
+interface ProviderRequest {
+  body?: unknown;
+  headers: Record<string, string>;
+  method: string;
+  redirect: 'manual';
+  signal?: AbortSignal;
+}
+
+/** A provider's answer that did not come within the time cap. */
+class ProviderTimeoutError extends Error {
+  override name = 'ProviderTimeoutError';
+}
+
+/**
+ * A fetch for openid-client that gives every request to the provider a time cap (covering the body) and reads the
+ * body whole under a size cap before openid-client sees it, so a provider that answers slowly or without end costs
+ * a login attempt, never the daemon's memory. `capOf` (`Answers.Oidc…`) is read at each request.
+ */
+function cappedProviderFetch(capOf: () => AnswerCap): (url: string, init: ProviderRequest) => Promise<Response> {
+  return async (url, init) => {
+    const { timeoutMs, maxBytes, setting } = capOf();
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    const where = `the provider's answer from ${new URL(url).origin}${new URL(url).pathname}`;
+    try {
+      const res = await fetch(url, { ...init, body: init.body as RequestInit['body'], signal });
+      const body = await readCapped(res.body, maxBytes, where, setting);
+      // A null-body status (204, 304) takes no body, not even an empty one.
+      const empty = body.length === 0 && [101, 204, 205, 304].includes(res.status);
+      return new Response(empty ? null : body, {
+        status: res.status,
+        statusText: res.statusText,
+        headers: res.headers,
+      });
+    } catch (err) {
+      if (timeout.aborted)
+        throw new ProviderTimeoutError(`${where} did not come within ${timeoutMs / 1000} s`, { cause: err });
+      throw err;
+    }
+  };
+}
+/** The provider and client a session or a login came through
+: a change of either ends them. */
 export const oidcFingerprint = (s: OidcSettings): string =>
   createHash('sha256').update(`oidc\0${s.Issuer}\0${s.ClientId}`, 'utf8').digest('base64');
 
@@ -66,7 +109,7 @@ const said = (err: unknown) => describeError(err).replace(/\s+/g, ' ').slice(0, 
  * Dashboard login through an OpenID Connect provider (openid-client, on jose): discovery once per provider (a
  * failure is not kept: the next login tries again), the authorization code flow with PKCE, and the ID token
  * checked for issuer, audience, nonce and signature (the provider's JWKS). Every request to the provider is capped
- * in time and size (oidc-fetch.ts); plain http is allowed only to a loopback issuer.
+ * in time and size (cappedProviderFetch); plain http is allowed only to a loopback issuer.
  */
 export function createOidcLogin(opts: {
   setup: () => OidcSetup | undefined;
@@ -110,17 +153,20 @@ export function createOidcLogin(opts: {
     );
     return config;
   };
+  /** The provider's configuration, or the refusal (503) saying why it cannot be had now. */
+  const reach = (setup: OidcSetup) =>
+    configOf(setup).then(
+      (config) => ({ ok: true, config }) as const,
+      (err: unknown) => ({ ok: false, status: 503, reason: lastFailure ?? said(err) }) as const,
+    );
 
   return {
     async begin() {
       const setup = opts.setup();
       if (!setup) return { ok: false, status: 503, reason: 'single sign-on is not configured' };
-      let config: Client.Configuration;
-      try {
-        config = await configOf(setup);
-      } catch (err) {
-        return { ok: false, status: 503, reason: lastFailure ?? said(err) };
-      }
+      const reached = await reach(setup);
+      if (!reached.ok) return reached;
+      const { config } = reached;
       const s = setup.settings;
       const client = await openidClient();
       const verifier = client.randomPKCECodeVerifier();
@@ -159,12 +205,9 @@ export function createOidcLogin(opts: {
         const why = `${error}${description ? `: ${description}` : ''}`.replace(/\s+/g, ' ').slice(0, 300);
         return { ok: false, status: 401, reason: `${s.Name} refused the sign-in (${why})` };
       }
-      let config: Client.Configuration;
-      try {
-        config = await configOf(setup);
-      } catch (err) {
-        return { ok: false, status: 503, reason: lastFailure ?? said(err) };
-      }
+      const reached = await reach(setup);
+      if (!reached.ok) return reached;
+      const { config } = reached;
       // The URL the provider sent the browser to, as registered: behind a proxy the request's own URL differs.
       const current = new URL(s.RedirectUrl);
       current.search = query.toString();

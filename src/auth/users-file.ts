@@ -81,27 +81,32 @@ export function parseUsers(text: string, file: string): UsersParse {
   const warnings = [...parsed.warnings];
   const bad = (path: Array<string | number>, expected: string, found: unknown) =>
     problems.push(problemLine(file, path, expected, found));
-  for (const top of Object.keys(data))
-    if (!['Roles', 'Users', 'Keys', 'Groups'].includes(top))
-      bad([top], 'expected one of Roles, Users, Keys, Groups', data[top]);
+  /** Each key of `map` not in `keys`, named as a problem. */
+  const onlyKeys = (at: Array<string | number>, map: Record<string, unknown>, keys: string[], expected: string) => {
+    for (const k of Object.keys(map)) if (!keys.includes(k)) bad([...at, k], expected, map[k]);
+  };
+  /** The entries of a top-level section, or none (and a problem) when it is not a map. */
+  const section = (name: string, expected: string): Array<[string, unknown]> => {
+    const value = data[name] ?? {};
+    if (isMap(value)) return Object.entries(value);
+    bad([name], expected, value);
+    return [];
+  };
+  onlyKeys([], data, ['Roles', 'Users', 'Keys', 'Groups'], 'expected one of Roles, Users, Keys, Groups');
 
   const roles = new Map<string, readonly Permission[]>(Object.entries(BUILTIN_ROLES));
-  const rolesIn = data.Roles ?? {};
-  if (!isMap(rolesIn)) bad(['Roles'], 'expected a map of role name to a list of permissions', rolesIn);
-  else
-    for (const [name, list] of Object.entries(rolesIn)) {
-      if (BUILTIN_ROLES[name]) bad(['Roles', name], `expected a new role name (${ROLE_NAMES} are built in)`, name);
-      else if (!NAME.test(name))
-        bad(['Roles', name], 'expected a role name of letters, digits, "_", "." and "-"', name);
-      if (!isStringList(list)) {
-        bad(['Roles', name], 'expected a list of permissions', list);
-        continue;
-      }
-      list.forEach((p, i) => {
-        if (!isPermission(p)) bad(['Roles', name, i], `expected a permission (${PERMISSIONS.join(', ')})`, p);
-      });
-      if (!BUILTIN_ROLES[name]) roles.set(name, list.filter(isPermission));
+  for (const [name, list] of section('Roles', 'expected a map of role name to a list of permissions')) {
+    if (BUILTIN_ROLES[name]) bad(['Roles', name], `expected a new role name (${ROLE_NAMES} are built in)`, name);
+    else if (!NAME.test(name)) bad(['Roles', name], 'expected a role name of letters, digits, "_", "." and "-"', name);
+    if (!isStringList(list)) {
+      bad(['Roles', name], 'expected a list of permissions', list);
+      continue;
     }
+    list.forEach((p, i) => {
+      if (!isPermission(p)) bad(['Roles', name, i], `expected a permission (${PERMISSIONS.join(', ')})`, p);
+    });
+    if (!BUILTIN_ROLES[name]) roles.set(name, list.filter(isPermission));
+  }
 
   const scope = (path: Array<string | number>, instance: string): boolean => {
     if (instance === '*' || INSTANCE_KEY.test(instance)) return true;
@@ -124,90 +129,76 @@ export function parseUsers(text: string, file: string): UsersParse {
   };
 
   const users = new Map<string, UserAccount>();
-  const usersIn = data.Users ?? {};
-  if (!isMap(usersIn)) bad(['Users'], 'expected a map of user name to Password and Roles', usersIn);
-  else
-    for (const [name, entry] of Object.entries(usersIn)) {
-      const at = ['Users', name];
-      if (!NAME.test(name)) bad(at, 'expected a user name of letters, digits, "_", ".", "@" and "-"', name);
-      if (!isMap(entry)) {
-        bad(at, 'expected a map with Password and Roles', entry);
-        continue;
-      }
-      for (const k of Object.keys(entry))
-        if (!['Password', 'Roles', 'Totp'].includes(k)) bad([...at, k], 'expected Password, Roles or Totp', entry[k]);
-      const password = entry.Password;
-      if (typeof password !== 'string' || !isPasswordHash(password)) {
-        // Never echo what is there: it may be the password itself.
-        const found = typeof password === 'string' ? 'a value that is not one (plain text?)' : password;
-        problems.push(
-          problemLine(file, [...at, 'Password'], 'expected a scrypt hash; set it with `watchdog user passwd`', found),
-        );
-      }
-      const totp = entry.Totp;
-      if (totp !== undefined && (typeof totp !== 'string' || !isTotpSecret(totp)))
-        // Never echoed either: it is the second factor itself.
-        problems.push(
-          problemLine(
-            file,
-            [...at, 'Totp'],
-            'expected a base32 secret as `watchdog user totp` writes it',
-            'a value that is not one',
-          ),
-        );
-      const grantList = grantsOf([...at, 'Roles'], entry.Roles ?? []);
-      users.set(name, {
-        name,
-        passwordHash: typeof password === 'string' ? password : '',
-        grants: grantList,
-        ...(typeof totp === 'string' ? { totp } : {}),
-      });
+  for (const [name, entry] of section('Users', 'expected a map of user name to Password and Roles')) {
+    const at = ['Users', name];
+    if (!NAME.test(name)) bad(at, 'expected a user name of letters, digits, "_", ".", "@" and "-"', name);
+    if (!isMap(entry)) {
+      bad(at, 'expected a map with Password and Roles', entry);
+      continue;
     }
+    onlyKeys(at, entry, ['Password', 'Roles', 'Totp'], 'expected Password, Roles or Totp');
+    const password = entry.Password;
+    if (typeof password !== 'string' || !isPasswordHash(password)) {
+      // Never echo what is there: it may be the password itself.
+      const found = typeof password === 'string' ? 'a value that is not one (plain text?)' : password;
+      bad([...at, 'Password'], 'expected a scrypt hash; set it with `watchdog user passwd`', found);
+    }
+    const totp = entry.Totp;
+    if (totp !== undefined && (typeof totp !== 'string' || !isTotpSecret(totp)))
+      // Never echoed either: it is the second factor itself.
+      bad([...at, 'Totp'], 'expected a base32 secret as `watchdog user totp` writes it', 'a value that is not one');
+    const grantList = grantsOf([...at, 'Roles'], entry.Roles ?? []);
+    users.set(name, {
+      name,
+      passwordHash: typeof password === 'string' ? password : '',
+      grants: grantList,
+      ...(typeof totp === 'string' ? { totp } : {}),
+    });
+  }
 
   const groups = new Map<string, Grant[]>();
-  const groupsIn = data.Groups ?? {};
-  if (!isMap(groupsIn)) bad(['Groups'], 'expected a map of group name to a list of role or role@instance', groupsIn);
-  else for (const [name, list] of Object.entries(groupsIn)) groups.set(name, grantsOf(['Groups', name], list));
+  for (const [name, list] of section('Groups', 'expected a map of group name to a list of role or role@instance'))
+    groups.set(name, grantsOf(['Groups', name], list));
 
   const keys = new Map<string, ApiKeyEntry>();
-  const keysIn = data.Keys ?? {};
-  if (!isMap(keysIn)) bad(['Keys'], 'expected a map of key id to User, Hash, Permissions and Expires', keysIn);
-  else
-    for (const [id, entry] of Object.entries(keysIn)) {
-      const at = ['Keys', id];
-      if (!isMap(entry)) {
-        bad(at, 'expected a map with User, Hash, Permissions and Expires', entry);
-        continue;
-      }
-      for (const k of Object.keys(entry))
-        if (!['User', 'Hash', 'Permissions', 'Expires', 'Created'].includes(k))
-          bad([...at, k], 'expected User, Hash, Permissions, Expires or Created', entry[k]);
-      const user = entry.User;
-      if (typeof user !== 'string') bad([...at, 'User'], 'expected the name of the user the key belongs to', user);
-      else if (!users.has(user)) warnings.push(`${file}: Keys.${id}: its user ${user} does not exist; it is refused`);
-      const hash = entry.Hash;
-      if (typeof hash !== 'string' || !isApiKeyHash(hash))
-        bad([...at, 'Hash'], 'expected sha256$<hex>, as `watchdog key create` writes it', hash);
-      let grantList: Grant[] | undefined;
-      if (entry.Permissions !== undefined) {
-        grantList = [];
-        if (!isStringList(entry.Permissions))
-          bad([...at, 'Permissions'], 'expected a list of permission or permission@instance', entry.Permissions);
-        else
-          for (const [i, text] of entry.Permissions.entries()) {
-            const { name, instance } = splitScoped(text);
-            if (!isPermission(name))
-              bad([...at, 'Permissions', i], `expected a permission (${PERMISSIONS.join(', ')})`, text);
-            else if (scope([...at, 'Permissions', i], instance)) grantList.push({ permission: name, instance });
-          }
-      }
-      let expiresAt: number | undefined;
-      if (entry.Expires !== undefined) {
-        expiresAt = typeof entry.Expires === 'string' ? Date.parse(entry.Expires) : Number.NaN;
-        if (Number.isNaN(expiresAt)) bad([...at, 'Expires'], 'expected an ISO date and time', entry.Expires);
-      }
-      keys.set(id, { id, user: String(user), hash: String(hash), grants: grantList, expiresAt });
+  for (const [id, entry] of section('Keys', 'expected a map of key id to User, Hash, Permissions and Expires')) {
+    const at = ['Keys', id];
+    if (!isMap(entry)) {
+      bad(at, 'expected a map with User, Hash, Permissions and Expires', entry);
+      continue;
     }
+    onlyKeys(
+      at,
+      entry,
+      ['User', 'Hash', 'Permissions', 'Expires', 'Created'],
+      'expected User, Hash, Permissions, Expires or Created',
+    );
+    const user = entry.User;
+    if (typeof user !== 'string') bad([...at, 'User'], 'expected the name of the user the key belongs to', user);
+    else if (!users.has(user)) warnings.push(`${file}: Keys.${id}: its user ${user} does not exist; it is refused`);
+    const hash = entry.Hash;
+    if (typeof hash !== 'string' || !isApiKeyHash(hash))
+      bad([...at, 'Hash'], 'expected sha256$<hex>, as `watchdog key create` writes it', hash);
+    let grantList: Grant[] | undefined;
+    if (entry.Permissions !== undefined) {
+      grantList = [];
+      if (!isStringList(entry.Permissions))
+        bad([...at, 'Permissions'], 'expected a list of permission or permission@instance', entry.Permissions);
+      else
+        for (const [i, text] of entry.Permissions.entries()) {
+          const { name, instance } = splitScoped(text);
+          if (!isPermission(name))
+            bad([...at, 'Permissions', i], `expected a permission (${PERMISSIONS.join(', ')})`, text);
+          else if (scope([...at, 'Permissions', i], instance)) grantList.push({ permission: name, instance });
+        }
+    }
+    let expiresAt: number | undefined;
+    if (entry.Expires !== undefined) {
+      expiresAt = typeof entry.Expires === 'string' ? Date.parse(entry.Expires) : Number.NaN;
+      if (Number.isNaN(expiresAt)) bad([...at, 'Expires'], 'expected an ISO date and time', entry.Expires);
+    }
+    keys.set(id, { id, user: String(user), hash: String(hash), grants: grantList, expiresAt });
+  }
 
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, db: { users, keys, groups }, doc: data as UsersDoc, warnings };

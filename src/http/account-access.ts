@@ -10,8 +10,8 @@ import { sameSecret } from '../kit/api-watchdog.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import { clientOf } from './request-info.ts';
 
-/** `Admin.Username` / `Admin.Password`, as admin-auth.ts's AdminCredentials (which imports this module). */
-interface AdminCredentials {
+/** `Admin.Username` / `Admin.Password` (or `PasswordFile`) from appsettings.yml. */
+export interface AdminCredentials {
   username: string;
   password: string;
 }
@@ -42,6 +42,7 @@ export const SESSION_COOKIE = 'watchdog_session';
 export type AccountDecision =
   | { ok: true; principal: Principal; session?: string }
   | { ok: false; status: 400 | 401 | 503; error: string };
+type Refused = Extract<AccountDecision, { ok: false }>;
 
 /** What the Admin login's session remembers of its password: a digest, so a changed password ends the session. */
 export const adminFingerprint = (a: AdminCredentials): string =>
@@ -69,12 +70,38 @@ export function sessionPrincipal(s: Session, db: UsersDb, admin: AdminCredential
 }
 
 /** The Admin login, if `user` and `password` are it; both compared every time, so a wrong name costs the same. */
-export function isAdminLogin(admin: AdminCredentials | undefined, user: string, password: string): boolean {
-  if (!admin) return false;
+export function isAdminLogin(admin: AdminCredentials, user: string, password: string): boolean {
   const userOk = sameSecret(user, admin.username);
   const passwordOk = sameSecret(password, admin.password);
   return userOk && passwordOk;
 }
+
+/** A Bearer token: the API key of the users file it is, or 401. */
+export function keyAccess(token: string, db: UsersDb): { ok: true; principal: Principal } | Refused {
+  const key = findApiKey(token, db);
+  return key
+    ? { ok: true, principal: { kind: 'key', key } }
+    : { ok: false, status: 401, error: 'unknown, revoked or expired key' };
+}
+
+/** Basic `<user>:<password>` of a user of the users file; never for a user with a one-time code (TOTP_BASIC_REFUSED). */
+export async function passwordAccess(
+  user: string,
+  password: string,
+  db: UsersDb,
+): Promise<{ ok: true; principal: Principal } | Refused> {
+  if (db.users.get(user)?.totp !== undefined) return { ok: false, status: 401, error: TOTP_BASIC_REFUSED };
+  const found = await findUser(user, password, db);
+  if (found === 'busy') return { ok: false, status: 503, error: 'too many password checks at once; retry in a moment' };
+  if (!found) return { ok: false, status: 401, error: 'wrong user name or password' };
+  return { ok: true, principal: { kind: 'user', user: found } };
+}
+
+export const MALFORMED: Refused = {
+  ok: false,
+  status: 400,
+  error: 'malformed Authorization header: not base64 of user:password',
+};
 
 /**
  * The access rule for the dashboard, `/events`, `/metrics` and `/api/*` once the users file holds accounts: a
@@ -91,24 +118,13 @@ export async function decideAccountAccess(
 ): Promise<AccountDecision> {
   const header = c.req.header('authorization');
   const bearer = parseBearer(header);
-  if (bearer !== undefined) {
-    const key = findApiKey(bearer, db);
-    return key
-      ? { ok: true, principal: { kind: 'key', key } }
-      : { ok: false, status: 401, error: 'unknown, revoked or expired key' };
-  }
+  if (bearer !== undefined) return keyAccess(bearer, db);
   const creds = parseBasicAuth(header);
-  if (creds.kind === 'malformed')
-    return { ok: false, status: 400, error: 'malformed Authorization header: not base64 of user:password' };
+  if (creds.kind === 'malformed') return MALFORMED;
   if (creds.kind === 'ok') {
-    if (isAdminLogin(admin, creds.user, creds.password) && admin)
+    if (admin && isAdminLogin(admin, creds.user, creds.password))
       return { ok: true, principal: { kind: 'admin', name: admin.username } };
-    if (db.users.get(creds.user)?.totp !== undefined) return { ok: false, status: 401, error: TOTP_BASIC_REFUSED };
-    const user = await findUser(creds.user, creds.password, db);
-    if (user === 'busy')
-      return { ok: false, status: 503, error: 'too many password checks at once; retry in a moment' };
-    if (!user) return { ok: false, status: 401, error: 'wrong user name or password' };
-    return { ok: true, principal: { kind: 'user', user } };
+    return passwordAccess(creds.user, creds.password, db);
   }
   const vouched = vouchedFor(c, trustedHeaders);
   if (vouched) return { ok: true, principal: vouched };

@@ -4,17 +4,16 @@ import type { SessionStore } from '../auth/sessions.ts';
 import { EMPTY_USERS, hasAccounts, type UsersDb } from '../auth/users-file.ts';
 import type { Bus } from '../bus.ts';
 import { isLoopback } from '../config/listen.ts';
-import { sameSecret } from '../kit/api-watchdog.ts';
-import { decideAccountAccess, type TrustedHeaders } from './account-access.ts';
+import {
+  type AdminCredentials,
+  decideAccountAccess,
+  isAdminLogin,
+  MALFORMED,
+  type TrustedHeaders,
+} from './account-access.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
-
-/** `Admin.Username` / `Admin.Password` (or `PasswordFile`) from appsettings.yml. */
-export interface AdminCredentials {
-  username: string;
-  password: string;
-}
 
 export interface AdminAccessOptions {
   /** Read on every request, so a config reload applies at once; undefined → loopback clients only. */
@@ -79,12 +78,9 @@ function decideWithoutAccounts(c: Context, opts: AdminAccessOptions): Decision {
   if (admin) {
     const creds = parseBasicAuth(c.req.header('authorization'));
     if (creds.kind === 'missing') return { ok: false, status: 401, error: 'admin credentials required (Basic auth)' };
-    if (creds.kind === 'malformed')
-      return { ok: false, status: 400, error: 'malformed Authorization header: not base64 of user:password' };
-    // Both compared every time, so a wrong user name costs the same as a wrong password.
-    const userOk = sameSecret(creds.user, admin.username);
-    const passwordOk = sameSecret(creds.password, admin.password);
-    if (!userOk || !passwordOk) return { ok: false, status: 401, error: 'wrong admin user name or password' };
+    if (creds.kind === 'malformed') return MALFORMED;
+    if (!isAdminLogin(admin, creds.user, creds.password))
+      return { ok: false, status: 401, error: 'wrong admin user name or password' };
     return { ok: true, user: admin.username };
   }
   const client = clientOf(c);
@@ -135,12 +131,7 @@ export function adminAccess(opts: AdminAccessOptions): MiddlewareHandler<AdminEn
   return async (c, next) => {
     const d = await decideAdminAccess(c, opts);
     if (!d.ok) {
-      reportRefused(opts.bus, c, {
-        route: 'admin',
-        action: `${c.req.method} ${c.req.path}`.slice(0, 200),
-        status: d.status,
-        reason: d.error,
-      });
+      reportRefused(opts.bus, c, { route: 'admin', status: d.status, reason: d.error });
       if (d.accounts && d.status === 401 && isPageVisit(c)) return c.redirect('/login', 303);
       const browser = d.accounts && c.req.header('sec-fetch-mode') !== undefined;
       if (d.status === 401 && !browser) c.header('WWW-Authenticate', ADMIN_CHALLENGE);

@@ -6,10 +6,8 @@ import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './control.ts';
 import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
-import { meOf } from './me.ts';
-import { reportRefused } from './refused.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
-import { allowed, needs } from './rights.ts';
+import { allowed, meOf, needs, refuseAdmin } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { InstanceRoute } from './route-permissions.ts';
 import type { DashboardControl } from './schemas.ts';
@@ -26,8 +24,7 @@ export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
 
 export const apiRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/api/instances',
+    route: 'get /api/instances',
     tag: 'dashboard',
     access: 'admin',
     summary: "every instance's status",
@@ -37,8 +34,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'get',
-    path: '/api/me',
+    route: 'get /api/me',
     tag: 'dashboard',
     access: 'admin',
     summary: 'who the client is, and its permissions on each instance it may see (the page shows only those)',
@@ -49,8 +45,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
   },
   ...CONTROL_VERBS.map(
     (action): RouteDoc => ({
-      method: 'post',
-      path: `/api/instances/{key}/${action}`,
+      route: `post /api/instances/{key}/${action}`,
       tag: 'dashboard',
       access: 'admin',
       header: DASHBOARD_HEADER,
@@ -59,10 +54,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
       responses: {
         200: { description: 'taken', json: 'DashboardControl' },
         ...errors(400, 401),
-        403: {
-          description: `the dashboard rule refuses, the ${DASHBOARD_HEADER} header is missing, or the instance has no ApiToken`,
-          json: 'Error',
-        },
+        403: `the dashboard rule refuses, the ${DASHBOARD_HEADER} header is missing, or the instance has no ApiToken`,
         ...errors(404, 405, 409),
       },
     }),
@@ -87,10 +79,8 @@ export function dashboardInstance(deps: HttpDeps): MiddlewareHandler<DashboardEn
     const key = c.req.param('key') ?? '';
     const user = c.var.adminUser;
     const verb = c.req.path.slice(c.req.path.lastIndexOf('/') + 1);
-    const reject = (status: 403 | 404, error: string) => {
-      reportRefused(bus, c, { route: 'admin', action: `dashboard ${verb}`, key, user, status, reason: error });
-      return c.json({ error }, status);
-    };
+    const reject = (status: 403 | 404, error: string) =>
+      refuseAdmin(c, bus, error, { status, key, action: `dashboard ${verb}` });
     if (c.req.header(DASHBOARD_HEADER) === undefined)
       return reject(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
     const instance = registry.get(key);

@@ -10,6 +10,7 @@ import { consoleRoutes } from './console-routes.ts';
 import { controlRoutes, pingRoutes } from './control-routes.ts';
 import { crossSiteGuard } from './cross-site.ts';
 import { eventRoutes } from './dashboard/events.ts';
+import { recordRecentEvents } from './dashboard/recent-events.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { fileRoutes } from './file-routes.ts';
@@ -19,6 +20,7 @@ import { loginRoutes } from './login-routes.ts';
 import { oidcRoutes } from './oidc-routes.ts';
 import { openapiRoutes, ROUTE_DOCS } from './openapi-routes.ts';
 import { clientAddresses, methodNotAllowed } from './request-info.ts';
+import { methodPath } from './route-doc.ts';
 import { userRoutes } from './user-routes.ts';
 
 /**
@@ -28,11 +30,13 @@ import { userRoutes } from './user-routes.ts';
  */
 export function createApp(given: HttpDeps): Hono {
   const app = new Hono();
-  // One session store and one set of login limits, shared by the login routes and every adminAccess.
-  const deps: HttpDeps = {
+  // One session store and one set of login limits, shared by the login routes and every adminAccess; one record of
+  // the recent events, for the page and `/events` alike.
+  const deps = {
     ...given,
     sessions: given.sessions ?? createSessionStore(() => DEFAULT_SESSIONS),
     loginLimits: given.loginLimits ?? createLoginLimits(() => DEFAULT_LOGIN_LIMITS),
+    recent: given.recent ?? recordRecentEvents(given.bus),
   };
 
   // Before every route (Hono runs middleware in registration order): who the client is (TrustedProxies), and no
@@ -56,12 +60,11 @@ export function createApp(given: HttpDeps): Hono {
   // A known path asked with another method: 405 with `Allow` (as the real watchdog's ASP.NET routing answers), for
   // each path whose route table lists 405; last, so it never shadows a handler.
   const allowed = new Map<string, string[]>();
-  for (const doc of ROUTE_DOCS)
+  for (const doc of ROUTE_DOCS) {
+    const { method, path } = methodPath(doc);
     if (405 in doc.responses)
-      allowed.set(doc.path, [
-        ...(allowed.get(doc.path) ?? []),
-        doc.method === 'get' ? 'GET, HEAD' : doc.method.toUpperCase(),
-      ]);
+      allowed.set(path, [...(allowed.get(path) ?? []), method === 'get' ? 'GET, HEAD' : method.toUpperCase()]);
+  }
   for (const [path, methods] of allowed)
     app.all(path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1'), methodNotAllowed(methods.join(', ')));
 

@@ -48,12 +48,13 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
         log.info(`writing the audit log ${opts.file} again; ${dropped} line(s) were dropped meanwhile`, { dropped }),
     },
   });
-  const write = (line: Record<string, unknown>) => out.writeLine(JSON.stringify(line));
+  // The ISO `time` first, from the line's `at`.
+  const write = (line: { at: number } & Record<string, unknown>) =>
+    out.writeLine(JSON.stringify({ time: new Date(line.at).toISOString(), ...line }));
 
   const onControl = (e: BusEvents['instance:control']) => {
     // null rather than an absent field, so every line has the same keys.
     write({
-      time: new Date(e.at).toISOString(),
       ...e,
       user: e.user ?? null,
       remote: e.remote ?? null,
@@ -63,21 +64,18 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const refusals = createLogWindow({
     everyMs: opts.refusedEveryMs ?? (() => 60_000),
     onSummary: (s) => {
-      const at = Date.now();
       write({
-        time: new Date(at).toISOString(),
         summary: refusedSummary(s.bucket, s.count, s.seconds),
         remote: s.bucket,
         refused: s.count,
         seconds: s.seconds,
-        at,
+        at: Date.now(),
       });
     },
   });
   const onRefused = (e: BusEvents['daemon:request-refused']) => {
     if (!refusals.admit(sourceOf(e.remote))) return;
     write({
-      time: new Date(e.at).toISOString(),
       key: e.key ?? null,
       action: e.action,
       user: e.user ?? null,
@@ -93,7 +91,6 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const onLogin = (e: BusEvents['daemon:login']) => {
     if (e.result !== 'ok' && !refusals.admit(sourceOf(e.remote))) return;
     write({
-      time: new Date(e.at).toISOString(),
       action: 'login',
       user: e.user,
       remote: e.remote ?? null,
@@ -102,11 +99,10 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
     });
   };
   const onLogout = (e: BusEvents['daemon:logout']) =>
-    write({ time: new Date(e.at).toISOString(), action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at });
+    write({ action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at });
   // Who changed whose account: `user` is the actor, as on every other line.
   const onUserChanged = (e: BusEvents['daemon:user-changed']) =>
     write({
-      time: new Date(e.at).toISOString(),
       action: e.action,
       user: e.by ?? null,
       name: e.name,

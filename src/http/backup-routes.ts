@@ -4,7 +4,7 @@ import type { InstanceControl } from '../supervisor/contract.ts';
 import type { BackupListing } from '../supervisor/status.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
-import { auditControl } from './control.ts';
+import { auditControl, type Caller } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress } from './request-info.ts';
@@ -13,8 +13,7 @@ import { errors, type RouteDoc } from './route-doc.ts';
 
 export const backupRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/instances/{key}/backups',
+    route: 'get /instances/{key}/backups',
     tag: 'backups',
     access: 'instance',
     summary: "the snapshots of the instance's data, newest first",
@@ -24,8 +23,7 @@ export const backupRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/instances/{key}/backups',
+    route: 'post /instances/{key}/backups',
     tag: 'backups',
     access: 'instance',
     summary:
@@ -37,8 +35,7 @@ export const backupRouteDocs: readonly RouteDoc[] = [
   },
   ...(['get', 'post'] as const).map(
     (method): RouteDoc => ({
-      method,
-      path: '/api/instances/{key}/backups',
+      route: `${method} /api/instances/{key}/backups`,
       tag: 'dashboard',
       access: 'admin',
       header: DASHBOARD_HEADER,
@@ -53,11 +50,6 @@ export const backupRouteDocs: readonly RouteDoc[] = [
     }),
   ),
 ];
-
-interface Caller {
-  user: string | undefined;
-  remote: string | undefined;
-}
 
 const NO_BACKUPS = 'this daemon keeps no backups for the instance';
 

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
+import { denied, instanceFor } from './instance-auth.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import { decodeSegments, openLocated, resolveInside, sendFile } from './safe-path.ts';
 
@@ -9,18 +10,14 @@ const contentType = (name: string): string =>
 /** This route for the OpenAPI document (route-doc.ts); HEAD is answered too. */
 export const binariesRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/instances/{key}/binaries/{path}',
+    route: 'get /instances/{key}/binaries/{path}',
     tag: 'binaries',
     access: 'none',
     summary: 'a file of instances/<key>/binaries/ (no traversal, no listing, no hidden .-names)',
     responses: {
       200: { description: 'the file', media: 'application/octet-stream' },
-      400: {
-        description: 'bad percent-encoding, an empty or dot segment, or a separator inside a segment',
-        json: 'Error',
-      },
-      404: { description: 'unknown instance, or no such (visible) file', json: 'Error' },
+      400: 'bad percent-encoding, an empty or dot segment, or a separator inside a segment',
+      404: 'unknown instance, or no such (visible) file',
       ...errors(405, 503),
     },
   },
@@ -34,12 +31,9 @@ export function binariesRoutes({ registry }: HttpDeps): Hono {
   const app = new Hono();
 
   app.get('/:key/binaries/*', async (c) => {
-    const instance = registry.get(c.req.param('key'));
-    if (!instance && registry.starting?.(c.req.param('key'))) {
-      c.header('Retry-After', '1');
-      return c.json({ error: 'instance still starting; retry in a moment' }, 503);
-    }
-    if (!instance) return c.json({ error: 'unknown instance' }, 404);
+    const known = instanceFor(c.req.param('key'), registry, '');
+    if (!known.ok) return denied(c, known.status, known.reason);
+    const { instance } = known;
 
     // The raw (still-encoded) path: ['', 'instances', key, 'binaries', ...file segments].
     const raw = new URL(c.req.url).pathname.split('/');

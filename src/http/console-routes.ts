@@ -10,7 +10,7 @@ import { ConsoleError } from '../process/console-fifo.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
-import { auditControl } from './control.ts';
+import { auditControl, type ControlRequest } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
@@ -58,22 +58,17 @@ const MAX_BODY_BYTES = MAX_COMMAND_BYTES * 4;
 
 const CONSOLE_RESPONSES: RouteDoc['responses'] = {
   200: { description: 'sent to the server console', json: 'ConsoleSent' },
-  400: {
-    description:
-      'no JSON {"command": …}, or a command that is empty, too long, or holds a newline or control character',
-    json: 'Error',
-  },
+  400: 'no JSON {"command": …}, or a command that is empty, too long, or holds a newline or control character',
   ...errors(401),
-  403: { description: 'the credentials are refused, or the console is off for the instance (Console)', json: 'Error' },
+  403: 'the credentials are refused, or the console is off for the instance (Console)',
   ...errors(404, 405),
-  409: { description: 'no server holds the console: none runs, or it started before Console was on', json: 'Error' },
+  409: 'no server holds the console: none runs, or it started before Console was on',
   ...errors(413, 429, 500),
 };
 
 export const consoleRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'post',
-    path: '/instances/{key}/console',
+    route: 'post /instances/{key}/console',
     tag: 'control',
     access: 'instance',
     summary:
@@ -82,8 +77,7 @@ export const consoleRouteDocs: readonly RouteDoc[] = [
     responses: { ...CONSOLE_RESPONSES, ...errors(503) },
   },
   {
-    method: 'post',
-    path: '/api/instances/{key}/console',
+    route: 'post /api/instances/{key}/console',
     tag: 'dashboard',
     access: 'admin',
     header: DASHBOARD_HEADER,
@@ -95,11 +89,7 @@ export const consoleRouteDocs: readonly RouteDoc[] = [
 
 type Answer = { status: 200 } | { status: 400 | 403 | 409 | 413 | 429 | 500; error: string };
 
-interface Caller {
-  user: string | undefined;
-  remote: string | undefined;
-  via: 'api' | 'dashboard';
-}
+type Caller = Pick<ControlRequest, 'user' | 'remote' | 'via'>;
 
 /** The command of a `{"command": "…"}` body, or why there is none. */
 async function readCommand(c: Context): Promise<string | { error: string }> {
@@ -109,16 +99,19 @@ async function readCommand(c: Context): Promise<string | { error: string }> {
 }
 
 /**
- * One console request, from either route: console on, the command well formed, the caller within its rate, then
- * written to the server. Every request that got this far (sent or refused) is audited with who sent it and the
- * command (`instance:control`, action `console`), and logged without the command: it may hold a secret.
+ * Answers one console request, from either route: console on, the command well formed, the caller within its
+ * rate, then written to the server. Every request that got this far (sent or refused) is audited with who sent it
+ * and the command (`instance:control`, action `console`), and logged without the command: it may hold a secret.
  */
 async function send(
   deps: { bus: Bus; log: Logger; rate: ConsoleRate },
+  c: Context,
   instance: InstanceControl,
-  command: string | { error: string },
-  caller: Caller,
-): Promise<Answer> {
+  user: string | undefined,
+  via: Caller['via'],
+): Promise<Response> {
+  const command = await readCommand(c);
+  const caller: Caller = { user, remote: remoteAddress(c), via };
   const answer = await attempt(deps.rate, instance, command, caller);
   const sent = typeof command === 'string' ? command.slice(0, MAX_COMMAND_BYTES) : null;
   auditControl(deps.bus, instance.key, 'console', caller, answer, { command: sent });
@@ -126,7 +119,7 @@ async function send(
   if ('error' in answer)
     deps.log.warn(`console command refused: ${answer.error}`, { ...fields, status: answer.status });
   else deps.log.info('console command sent', fields);
-  return answer;
+  return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
 }
 
 async function attempt(
@@ -167,25 +160,14 @@ export function consoleRoutes(deps: HttpDeps): Hono {
   const limit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
 
   const api = new Hono<InstanceEnv>();
-  api.post('/instances/:key/console', apiToken(deps, 'control', 'POST /instances/:key/console'), limit, async (c) => {
-    const caller: Caller = { user: c.var.user, remote: remoteAddress(c), via: 'api' };
-    const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
-    return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
-  });
+  api.post('/instances/:key/console', apiToken(deps, 'control', 'POST /instances/:key/console'), limit, (c) =>
+    send(ctx, c, c.var.instance, c.var.user, 'api'),
+  );
 
   const dashboard = new Hono<DashboardEnv>();
   const mayConsole = needs<DashboardEnv>(deps, 'POST /instances/:key/console');
-  dashboard.post(
-    '/api/instances/:key/console',
-    adminAccess(deps),
-    mayConsole,
-    dashboardInstance(deps),
-    limit,
-    async (c) => {
-      const caller: Caller = { user: c.var.adminUser, remote: remoteAddress(c), via: 'dashboard' };
-      const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
-      return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
-    },
+  dashboard.post('/api/instances/:key/console', adminAccess(deps), mayConsole, dashboardInstance(deps), limit, (c) =>
+    send(ctx, c, c.var.instance, c.var.adminUser, 'dashboard'),
   );
 
   return new Hono().route('/', api).route('/', dashboard);

@@ -53,8 +53,7 @@ export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
 export const controlRouteDocs: readonly RouteDoc[] = [
   ...ACTIONS.map(
     (action): RouteDoc => ({
-      method: 'post',
-      path: `/instances/{key}/${action}`,
+      route: `post /instances/{key}/${action}`,
       tag: 'control',
       access: 'instance',
       summary: `${action} the instance; taken at once and done in the background, or refused at once with the reason`,
@@ -63,8 +62,7 @@ export const controlRouteDocs: readonly RouteDoc[] = [
     }),
   ),
   {
-    method: 'post',
-    path: '/instances/{key}/hold',
+    route: 'post /instances/{key}/hold',
     tag: 'control',
     access: 'instance',
     summary:
@@ -76,16 +74,14 @@ export const controlRouteDocs: readonly RouteDoc[] = [
     responses: { 200: 'held (empty body)', ...errors(400, 401, 403, 404, 405, 409, 503) },
   },
   {
-    method: 'post',
-    path: '/instances/{key}/release',
+    route: 'post /instances/{key}/release',
     tag: 'control',
     access: 'instance',
     summary: 'end a hold now; what it held back goes ahead by its policy',
     responses: { 200: 'released (empty body)', ...errors(401, 403, 404, 405, 409, 503) },
   },
   {
-    method: 'get',
-    path: '/instances/{key}/status',
+    route: 'get /instances/{key}/status',
     tag: 'control',
     access: 'instance',
     summary: "the instance's status",
@@ -95,8 +91,7 @@ export const controlRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/server_api/{key}/ping',
+    route: 'post /server_api/{key}/ping',
     tag: 'check-in',
     access: 'launch',
     summary: "the game server's check-in",

@@ -12,10 +12,8 @@ import { remoteAddress, shownKey } from './request-info.ts';
 export type ControlVerb = ControlAction | 'hold' | 'release';
 export const CONTROL_VERBS: readonly ControlVerb[] = [...CONTROL_ACTIONS, 'hold', 'release'];
 
-/** A hold without `minutes` lasts an hour; the longest is the longest timer (about 24 days). */
+/** A hold without `minutes` lasts an hour; the longest is MAX_DELAY_MINUTES, the longest timer (about 24 days). */
 export const HOLD_DEFAULT_MINUTES = 60;
-const HOLD_MAX_MINUTES = MAX_DELAY_MINUTES;
-const POLICIES: readonly MaintenancePolicy[] = MAINTENANCE_POLICIES;
 
 /** Taken (done in the background), or refused at once with a reason a person can act on. */
 export type ControlAnswer = { status: 200 } | { status: 400 | 409; error: string };
@@ -35,6 +33,9 @@ export interface ControlRequest {
   via: 'api' | 'dashboard';
 }
 
+/** Who sent a request whose credentials were accepted, and from where. */
+export type Caller = Pick<ControlRequest, 'user' | 'remote'>;
+
 /** The control request a route received: its query parameters, who its credentials named and from where. */
 export function controlRequestOf(
   c: Context,
@@ -46,7 +47,8 @@ export function controlRequestOf(
   return { query: (name) => c.req.query(name), user, remote, by: requester(key, user, remote), ...how };
 }
 
-const isPolicy = (when: string): when is MaintenancePolicy => (POLICIES as readonly string[]).includes(when);
+const isPolicy = (when: string): when is MaintenancePolicy =>
+  (MAINTENANCE_POLICIES as readonly string[]).includes(when);
 
 /** A yes/no query parameter: true, false, 1, 0 or absent (false); anything else is a 400 saying so. */
 function flag(req: ControlRequest, name: string): boolean | { status: 400; error: string } {
@@ -65,8 +67,8 @@ async function perform(instance: InstanceControl, verb: ControlVerb, req: Contro
   if (verb === 'hold') {
     const text = req.query('minutes');
     const minutes = text === undefined ? HOLD_DEFAULT_MINUTES : Number(text);
-    if (!Number.isFinite(minutes) || minutes <= 0 || minutes > HOLD_MAX_MINUTES)
-      return { status: 400, error: `minutes must be a positive number up to ${HOLD_MAX_MINUTES}, not "${text}"` };
+    if (!Number.isFinite(minutes) || minutes <= 0 || minutes > MAX_DELAY_MINUTES)
+      return { status: 400, error: `minutes must be a positive number up to ${MAX_DELAY_MINUTES}, not "${text}"` };
     if (instance.hold === undefined) return { status: 409, error: 'this instance cannot be held' };
     const refused = instance.hold(minutes, (req.query('reason') ?? req.holdReason).slice(0, 200));
     return refused === null ? { status: 200 } : { status: 409, error: refused };
@@ -75,7 +77,7 @@ async function perform(instance: InstanceControl, verb: ControlVerb, req: Contro
     return instance.release?.() ? { status: 200 } : { status: 409, error: 'nothing is held for this instance' };
   const when = req.query('when');
   if (when !== undefined && !isPolicy(when))
-    return { status: 400, error: `when must be one of ${POLICIES.join(', ')}, not "${when}"` };
+    return { status: 400, error: `when must be one of ${MAINTENANCE_POLICIES.join(', ')}, not "${when}"` };
   if (when !== undefined && verb !== 'restart' && verb !== 'update' && verb !== 'restore')
     return { status: 400, error: `when applies to restart, update and restore only, not ${verb}` };
   const withData = flag(req, 'withData');
@@ -120,7 +122,7 @@ export function auditControl(
   bus: Bus,
   key: string,
   action: string,
-  req: Pick<ControlRequest, 'user' | 'remote'>,
+  req: Caller,
   answer: { status: number; error?: string },
   extra: { command?: string | null; file?: string } = {},
 ): void {

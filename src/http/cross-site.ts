@@ -31,37 +31,28 @@ export function crossSiteReason(
   return null;
 }
 
-function isOwnOrigin(origin: string, host: string | undefined, ownOrigins: readonly string[]): boolean {
-  let url: URL;
+/** The URL `text` is, or null for junk. */
+function urlOf(text: string): URL | null {
   try {
-    url = new URL(origin);
+    return new URL(text);
   } catch {
-    return false; // `null` (a sandboxed page, a file), or junk
-  }
-  if (url.origin === 'null' || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
-  if (ownOrigins.some((o) => sameOrigin(o, url))) return true;
-  if (host === undefined) return false;
-  // The scheme is not compared: behind a TLS-terminating proxy the page is https and the request reaches us as http.
-  try {
-    return new URL(`${url.protocol}//${host.trim()}`).host === url.host;
-  } catch {
-    return false;
+    return null;
   }
 }
 
-function sameOrigin(own: string, url: URL): boolean {
-  try {
-    return new URL(own).origin === url.origin;
-  } catch {
-    return false;
-  }
+function isOwnOrigin(origin: string, host: string | undefined, ownOrigins: readonly string[]): boolean {
+  const url = urlOf(origin);
+  // `null` (a sandboxed page, a file) or junk is nobody's own.
+  if (!url || url.origin === 'null' || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  if (ownOrigins.some((o) => urlOf(o)?.origin === url.origin)) return true;
+  // The scheme is not compared: behind a TLS-terminating proxy the page is https and the request reaches us as http.
+  return host !== undefined && urlOf(`${url.protocol}//${host.trim()}`)?.host === url.host;
 }
 
 /** `POST /instances/<key>/<action>` and `/api/instances/<key>/<action>`: the audit line's key and action. */
-function auditTarget(c: Context): { key?: string; action: string } {
+function auditTarget(c: Context): { key?: string; action?: string } {
   const m = /^\/(?:api\/)?instances\/([^/]+)\/([^/]+)$/.exec(c.req.path);
-  if (m) return { key: decodeURIComponentSafe(m[1] ?? ''), action: m[2] ?? '' };
-  return { action: `${c.req.method} ${c.req.path}`.slice(0, 200) };
+  return m ? { key: decodeURIComponentSafe(m[1] ?? ''), action: m[2] ?? '' } : {};
 }
 
 function decodeURIComponentSafe(s: string): string {

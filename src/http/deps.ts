@@ -7,8 +7,7 @@ import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import type { TrustedHeaders } from './account-access.ts';
-import type { AdminCredentials } from './admin-auth.ts';
+import type { AdminCredentials, TrustedHeaders } from './account-access.ts';
 import type { RecentEvents } from './dashboard/recent-events.ts';
 
 /** What every route module receives from `createApp`. */
@@ -40,7 +39,7 @@ export interface HttpDeps {
   sessionMinutes?: () => number;
   /** The Prometheus collector; `createApp` makes one subscribed to `bus` when absent. */
   metrics?: MetricsCollector;
-  /** The facts the dashboard's `hello` lists; `/events` starts recording when absent. */
+  /** The facts the dashboard's `hello` lists; `createApp` starts recording when absent. */
   recent?: RecentEvents;
   /** `TrustedProxies`, read per request (request-info.ts); absent → no proxy is trusted. */
   trustedProxies?: () => readonly string[];

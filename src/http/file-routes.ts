@@ -2,7 +2,7 @@ import { type Context, Hono } from 'hono';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
-import { auditControl } from './control.ts';
+import { auditControl, type Caller } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
@@ -49,21 +49,10 @@ const RESPONSES: RouteDoc['responses'] = {
     description: 'the single byte range the Range header asked for, with Content-Range',
     media: 'application/octet-stream',
   },
-  400: {
-    description:
-      'bad percent-encoding, an empty or dot segment, a separator or NUL inside a segment, or bad credentials',
-    json: 'Error',
-  },
+  400: 'bad percent-encoding, an empty or dot segment, a separator or NUL inside a segment, or bad credentials',
   ...errors(401),
-  403: {
-    description:
-      'the credentials are refused, the path is not under a folder of Files.Folders, or it is neither a regular file nor a folder (a named pipe, a socket)',
-    json: 'Error',
-  },
-  404: {
-    description: 'unknown instance, or nothing visible there (missing, hidden, or outside its folder)',
-    json: 'Error',
-  },
+  403: 'the credentials are refused, the path is not under a folder of Files.Folders, or it is neither a regular file nor a folder (a named pipe, a socket)',
+  404: 'unknown instance, or nothing visible there (missing, hidden, or outside its folder)',
   ...errors(405, 416),
 };
 
@@ -73,27 +62,20 @@ const summary = (via: string) =>
 /** These routes for the OpenAPI document (route-doc.ts); HEAD is answered too. */
 export const fileRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/instances/{key}/files/{path}',
+    route: 'get /instances/{key}/files/{path}',
     tag: 'files',
     access: 'instance',
     summary: summary('the shared files'),
     responses: { ...RESPONSES, ...errors(503) },
   },
   {
-    method: 'get',
-    path: '/api/instances/{key}/files/{path}',
+    route: 'get /api/instances/{key}/files/{path}',
     tag: 'dashboard',
     access: 'admin',
     summary: summary("the dashboard's files"),
     responses: RESPONSES,
   },
 ];
-
-interface Caller {
-  user: string | undefined;
-  remote: string | undefined;
-}
 
 /**
  * Answers one files request: `rawSegments` are the still-encoded segments after `files/`. A download (a file, whole

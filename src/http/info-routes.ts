@@ -5,7 +5,7 @@ import { createMetricsCollector } from '../metrics/collector.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import { onAll, refuseRight } from './rights.ts';
+import { allowed, refuseRight } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { Health } from './schemas.ts';
 
@@ -34,24 +34,21 @@ export const PADLOCK = ' --\n|  |\n####\n####\n';
 
 export const infoRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/watchdog/padlock',
+    route: 'get /watchdog/padlock',
     tag: 'info',
     access: 'none',
     summary: "the real watchdog's padlock text",
     responses: { 200: { description: 'the padlock', media: 'text/plain' }, ...errors(405) },
   },
   {
-    method: 'get',
-    path: '/health',
+    route: 'get /health',
     tag: 'info',
     access: 'none',
     summary: "the daemon's version, pid, uptime and each instance's state",
     responses: { 200: { description: 'alive', json: 'Health' }, ...errors(405) },
   },
   {
-    method: 'get',
-    path: '/metrics',
+    route: 'get /metrics',
     tag: 'info',
     access: 'admin',
     summary: 'Prometheus metrics',
@@ -77,7 +74,7 @@ export function infoRoutes(deps: HttpDeps): Hono {
 
   // Every instance's figures: for whoever may read the status of all of them (a grant without @<instance>).
   app.get('/metrics', adminAccess(deps), async (c) => {
-    if (!onAll(c, deps, 'status.read')) return refuseRight(c, c.var.adminUser, deps, 'status.read', ALL_INSTANCES);
+    if (!allowed(c, deps, 'status.read', ALL_INSTANCES)) return refuseRight(c, deps, 'status.read', ALL_INSTANCES);
     return c.body(await collector.metrics(), 200, {
       'Content-Type': collector.contentType,
       'Cache-Control': 'no-store',

@@ -1,11 +1,11 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { parseBearer } from '../auth/api-keys.ts';
-import { can, findApiKey, findUser, type Principal, principalName } from '../auth/can.ts';
+import { can, type Principal, principalName } from '../auth/can.ts';
 import type { Permission } from '../auth/permissions.ts';
-import { TOTP_BASIC_REFUSED } from '../auth/totp.ts';
 import { EMPTY_USERS, hasAccounts, type UsersDb } from '../auth/users-file.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import type { InstanceControl, InstanceRegistry } from '../supervisor/contract.ts';
+import { keyAccess, passwordAccess } from './account-access.ts';
 import { parseBasicAuth, WWW_AUTHENTICATE } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
@@ -46,13 +46,9 @@ export function authorize(
   }
   const { user, password } = creds;
   if (user !== key) return { ok: false, status: 403, user, reason: 'user does not match the instance key' };
-  const instance = registry.get(key);
-  if (!instance) {
-    if (registry.starting?.(key))
-      return { ok: false, status: 503, user, reason: 'instance still starting; retry in a moment' };
-    return { ok: false, status: 404, user, reason: 'unknown instance' };
-  }
-
+  const found = instanceFor(key, registry, user);
+  if (!found.ok) return found;
+  const { instance } = found;
   const expected = credential === 'apiToken' ? instance.apiToken() : instance.checkinSecret();
   if (expected === undefined) {
     const reason = credential === 'apiToken' ? 'instance has no ApiToken' : 'no server running';
@@ -76,10 +72,10 @@ export function denied(c: Context, status: AuthStatus, reason: string, permissio
 }
 
 /** The instance `key` names, or the refusal `authorize` gives for an unknown or still starting one. */
-function instanceFor(key: string, deps: Pick<HttpDeps, 'registry'>, user: string): AuthResult {
-  const instance = deps.registry.get(key);
+export function instanceFor(key: string, registry: InstanceRegistry, user: string): AuthResult {
+  const instance = registry.get(key);
   if (instance) return { ok: true, user, instance };
-  if (deps.registry.starting?.(key))
+  if (registry.starting?.(key))
     return { ok: false, status: 503, user, reason: 'instance still starting; retry in a moment' };
   return { ok: false, status: 404, user, reason: 'unknown instance' };
 }
@@ -105,38 +101,26 @@ export async function authorizeFor(
   if (hasAccounts(db)) {
     const bearer = parseBearer(header);
     const creds = bearer === undefined ? parseBasicAuth(header) : undefined;
-    if (bearer !== undefined) {
-      const found = findApiKey(bearer, db);
-      if (!found) return { ok: false, status: 401, user: undefined, reason: 'unknown, revoked or expired key' };
-      principal = { kind: 'key', key: found };
-    } else if (creds?.kind === 'ok' && creds.user !== key && db.users.size > 0 && !otherToken(creds.user, db, deps)) {
-      if (db.users.get(creds.user)?.totp !== undefined)
-        return { ok: false, status: 401, user: creds.user, reason: TOTP_BASIC_REFUSED };
-      const found = await findUser(creds.user, creds.password, db);
-      if (found === 'busy') {
-        return {
-          ok: false,
-          status: 503,
-          user: creds.user,
-          reason: 'too many password checks at once; retry in a moment',
-        };
-      }
-      if (!found) return { ok: false, status: 401, user: creds.user, reason: 'wrong user name or password' };
-      principal = { kind: 'user', user: found };
-    }
+    const asUser = creds?.kind === 'ok' && creds.user !== key && db.users.size > 0 && !otherToken(creds.user, db, deps);
+    const access =
+      bearer !== undefined
+        ? keyAccess(bearer, db)
+        : asUser
+          ? await passwordAccess(creds.user, creds.password, db)
+          : undefined;
+    if (access?.ok === false)
+      return { ok: false, status: access.status, user: asUser ? creds.user : undefined, reason: access.error };
+    principal = access?.principal;
   }
-  let result: AuthResult;
-  if (principal === undefined) {
-    result = authorize(header, key, deps.registry, 'apiToken');
-    if (!result.ok) return result;
-    principal = { kind: 'instance-token', instance: key };
-  } else {
-    result = instanceFor(key, deps, principalName(principal));
-    if (!result.ok) return result;
-  }
-  const permission = permissions.find((p) => !can(principal, p, key, db));
+  const result =
+    principal === undefined
+      ? authorize(header, key, deps.registry, 'apiToken')
+      : instanceFor(key, deps.registry, principalName(principal));
+  if (!result.ok) return result;
+  const who: Principal = principal ?? { kind: 'instance-token', instance: key };
+  const permission = permissions.find((p) => !can(who, p, key, db));
   if (permission !== undefined) {
-    const reason = `${principalName(principal)} may not ${permission} on ${shownKey(key)}`;
+    const reason = `${principalName(who)} may not ${permission} on ${shownKey(key)}`;
     return { ok: false, status: 403, user: result.user, reason, permission };
   }
   return result;
@@ -176,9 +160,6 @@ function instanceAuth(
   };
 }
 
-/** The last segment of the path: the verb of `/instances/:key/<verb>`. */
-const lastSegment = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-
 /**
  * The instance's `ApiToken`, a user or a key holding the permission `row` of ROUTE_PERMISSIONS names. A refusal is a
  * `daemon:request-refused` under `route`: anyone can send these, as fast as they like, so the audit and the
@@ -192,7 +173,8 @@ export function apiToken(
   return instanceAuth(deps, row, (c, key, r) =>
     reportRefused(deps.bus, c, {
       route,
-      action: lastSegment(c.req.path),
+      // The verb of `/instances/:key/<verb>`.
+      action: c.req.path.slice(c.req.path.lastIndexOf('/') + 1),
       key,
       user: r.user,
       status: r.status,

@@ -3,6 +3,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
 import type { StreamingApi } from 'hono/utils/stream';
 import { can } from '../auth/can.ts';
+import type { Permission } from '../auth/permissions.ts';
 import { EMPTY_USERS } from '../auth/users-file.ts';
 import { followLines, readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
@@ -29,8 +30,7 @@ const MAX_PENDING = 1000;
 
 export const logRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/instances/{key}/logs',
+    route: 'get /instances/{key}/logs',
     tag: 'logs',
     access: 'instance-or-admin',
     summary: 'the last lines of the server log, or (follow=1) the log followed as NDJSON',
@@ -58,15 +58,11 @@ export const logRouteDocs: readonly RouteDoc[] = [
       ...errors(400, 401, 403),
       404: { description: 'unknown instance (listed to an Admin or loopback client)', json: 'UnknownInstance' },
       ...errors(405),
-      503: {
-        description: `a configured instance still starting, or ${MAX_FOLLOWERS} followers already (with Retry-After)`,
-        json: 'Error',
-      },
+      503: `a configured instance still starting, or ${MAX_FOLLOWERS} followers already (with Retry-After)`,
     },
   },
   {
-    method: 'get',
-    path: '/api/instances/{key}/log',
+    route: 'get /api/instances/{key}/log',
     tag: 'dashboard',
     access: 'admin',
     summary: 'the last lines of the server log',
@@ -86,44 +82,26 @@ type LogEnv = { Variables: { instance: InstanceControl } };
  * can say which exist.
  */
 function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
+  const needed = ROUTE_PERMISSIONS[LOGS];
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
-    const auth = await authorizeFor(c.req.header('authorization'), key, deps, [ROUTE_PERMISSIONS[LOGS]]);
+    const report = (status: number, reason: string, user: string | undefined, permission?: Permission) =>
+      reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason, permission });
+    const auth = await authorizeFor(c.req.header('authorization'), key, deps, [needed]);
     if (auth.ok) {
       c.set('instance', auth.instance);
       return next();
     }
     // A user or key that was recognised and lacks the right: the answer is theirs, not the admin rule's.
     if (auth.permission !== undefined) {
-      reportRefused(deps.bus, c, {
-        route: 'logs',
-        action: 'logs',
-        key,
-        user: auth.user,
-        status: 403,
-        reason: auth.reason,
-        permission: auth.permission,
-      });
+      report(403, auth.reason, auth.user, auth.permission);
       return denied(c, auth.status, auth.reason, auth.permission);
     }
     const admin = await decideAdminAccess(c, deps);
-    if (
-      admin.ok &&
-      admin.principal &&
-      !can(admin.principal, ROUTE_PERMISSIONS[LOGS], key, deps.users?.() ?? EMPTY_USERS)
-    ) {
-      const reason = `${admin.user} may not ${ROUTE_PERMISSIONS[LOGS]} on ${shownKey(key)}`;
-      const permission = ROUTE_PERMISSIONS[LOGS];
-      reportRefused(deps.bus, c, {
-        route: 'logs',
-        action: 'logs',
-        key,
-        user: admin.user,
-        status: 403,
-        reason,
-        permission,
-      });
-      return denied(c, 403, reason, ROUTE_PERMISSIONS[LOGS]);
+    if (admin.ok && admin.principal && !can(admin.principal, needed, key, deps.users?.() ?? EMPTY_USERS)) {
+      const reason = `${admin.user} may not ${needed} on ${shownKey(key)}`;
+      report(403, reason, admin.user, needed);
+      return denied(c, 403, reason, needed);
     }
     if (admin.ok) {
       const instance = deps.registry.get(key);
@@ -136,13 +114,13 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
       return next();
     }
     // Credentials that name this instance, or no Admin configured: the instance rule says what is wrong.
-    const asAdmin = auth.user !== key && deps.admin?.() !== undefined;
-    const { status, reason } = asAdmin ? { status: admin.status, reason: admin.error } : auth;
-    const user = asAdmin ? undefined : auth.user;
-    reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason });
-    if (!asAdmin) return denied(c, auth.status, auth.reason);
-    if (status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
-    return c.json({ error: reason }, admin.status);
+    if (auth.user === key || deps.admin?.() === undefined) {
+      report(auth.status, auth.reason, auth.user);
+      return denied(c, auth.status, auth.reason);
+    }
+    report(admin.status, admin.error, undefined);
+    if (admin.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+    return c.json({ error: admin.error }, admin.status);
   };
 }
 
@@ -157,6 +135,10 @@ export function boundedWrites(out: StreamingApi, max: number): (write: () => Pro
       .finally(() => pending--);
   };
 }
+
+/** A tail's lines with the one the server is still writing. */
+const withPartial = (tail: { lines: string[]; partial: string | null }) =>
+  tail.partial === null ? tail.lines : [...tail.lines, tail.partial];
 
 /** A whole-number query parameter from `min` to `max`; `fallback` when absent, null when invalid. */
 const whole = <F extends number | undefined>(
@@ -184,24 +166,14 @@ export function logRoutes(deps: HttpDeps): Hono {
     const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, 1, MAX_SECONDS);
     const from = whole(c.req.query('from'), undefined, 0, Number.MAX_SAFE_INTEGER);
     if (lines === null || seconds === null || from === null) {
-      return c.json(
-        {
-          error: `lines must be a whole number up to ${MAX_LINES}, seconds from 1 to ${MAX_SECONDS}, from a byte offset`,
-        },
-        400,
-      );
+      const error = `lines must be a whole number up to ${MAX_LINES}, seconds from 1 to ${MAX_SECONDS}, from a byte offset`;
+      return c.json({ error }, 400);
     }
     const logDir = join(instanceDir(c.var.instance), 'logs');
     const tail =
       from === undefined ? await readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
-    if (c.req.query('follow') !== '1') {
-      const body: Logs = {
-        key,
-        found: tail.found,
-        lines: tail.partial === null ? tail.lines : [...tail.lines, tail.partial],
-      };
-      return c.json(body);
-    }
+    if (c.req.query('follow') !== '1')
+      return c.json({ key, found: tail.found, lines: withPartial(tail) } satisfies Logs);
     const headers = {
       'Content-Type': 'application/x-ndjson; charset=utf-8',
       'Cache-Control': 'no-cache',
@@ -245,11 +217,7 @@ export function logRoutes(deps: HttpDeps): Hono {
     const n = whole(c.req.query('n'), 100, 1, MAX_LINES);
     if (n === null) return c.json({ error: `n must be a whole number from 1 to ${MAX_LINES}` }, 400);
     const tail = await readLastLines(join(instanceDir(instance), 'logs'), n);
-    const body: DashboardLog = {
-      key,
-      lines: (tail.partial === null ? tail.lines : [...tail.lines, tail.partial]).slice(-n),
-    };
-    return c.json(body);
+    return c.json({ key, lines: withPartial(tail).slice(-n) } satisfies DashboardLog);
   });
 
   return new Hono().route('/', app).route('/', dashboard);

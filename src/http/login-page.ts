@@ -1,5 +1,59 @@
+import type { Context } from 'hono';
+import { setCookie } from 'hono/cookie';
+import type { LoginBlock } from '../auth/login-limits.ts';
 import type { SsoLink } from '../auth/oidc.ts';
+import type { SessionOwner, SessionStore } from '../auth/sessions.ts';
+import type { LoginResult } from '../bus.ts';
+import { SESSION_COOKIE } from './account-access.ts';
 import { escapeHtml } from './dashboard/page.ts';
+import type { HttpDeps } from './deps.ts';
+import { clientOf, remoteAddress, shownKey } from './request-info.ts';
+
+/** Nothing but this origin's stylesheet, and the form posting to this origin. */
+const CSP = "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/** Whether the browser reached us over https: directly, or as a trusted proxy says (X-Forwarded-Proto). */
+function secure(c: Context): boolean {
+  if (new URL(c.req.url).protocol === 'https:') return true;
+  const proto = c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
+  return proto === 'https' && clientOf(c).trustedPeer;
+}
+
+/** What the password and the single sign-on logins both answer with. */
+export function loginAnswers(deps: HttpDeps & { sessions: SessionStore }) {
+  /** A page of the login's own (the form saying `message`, or `html`), never cached, framed or run as another type. */
+  const page = (c: Context, status: 200 | 400 | 401 | 403 | 429 | 503, message?: string, user = '', html?: string) => {
+    c.header('Content-Security-Policy', CSP);
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Content-Type-Options', 'nosniff');
+    return c.html(html ?? loginPage({ message, user, version: deps.version, sso: deps.oidc?.link() }), status);
+  };
+  const told = (c: Context, user: string, result: LoginResult) =>
+    deps.bus.emit('daemon:login', { user: shownKey(user), result, remote: remoteAddress(c), at: Date.now() });
+  return {
+    page,
+    told,
+    secure,
+    /** A source out of attempts or an account locked for now: 429 with Retry-After, told as such. */
+    blocked(c: Context, block: LoginBlock, user: string, shownUser = user) {
+      told(c, user, block.reason);
+      const seconds = Math.ceil(block.retryAfterMs / 1000);
+      c.header('Retry-After', String(seconds));
+      const why = block.reason === 'limited' ? 'Too many login attempts from here' : 'This account is locked for now';
+      return page(c, 429, `${why}; try again in ${seconds} s.`, shownUser);
+    },
+    /** A new session for `owner`, its cookie HttpOnly, SameSite=Strict, Path=/, Secure over https. */
+    startSession(c: Context, owner: SessionOwner) {
+      setCookie(c, SESSION_COOKIE, deps.sessions.create(owner), {
+        httpOnly: true,
+        sameSite: 'Strict',
+        path: '/',
+        secure: secure(c),
+        maxAge: Math.round((deps.sessionMinutes?.() ?? 720) * 60),
+      });
+    },
+  };
+}
 
 /**
  * The login form, in the dashboard's look (its stylesheet, served at `/login.css`). No script: the form posts to

@@ -1,23 +1,18 @@
-import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { createLoginLimits, DEFAULT_LOGIN_LIMITS } from '../auth/login-limits.ts';
+import type { LoginLimits } from '../auth/login-limits.ts';
 import { PENDING_MS } from '../auth/oidc-pending.ts';
-import { createSessionStore, DEFAULT_SESSIONS } from '../auth/sessions.ts';
+import type { SessionStore } from '../auth/sessions.ts';
 import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
-import type { LoginResult } from '../bus.ts';
-import { SESSION_COOKIE } from './account-access.ts';
 import type { HttpDeps } from './deps.ts';
-import { loginPage } from './login-page.ts';
-import { CSP, overHttps } from './login-routes.ts';
+import { loginAnswers } from './login-page.ts';
 import { sourceOf } from './refused.ts';
-import { remoteAddress, shownKey } from './request-info.ts';
+import { remoteAddress } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 export const oidcRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/login/oidc',
+    route: 'get /login/oidc',
     tag: 'dashboard',
     access: 'none',
     summary: 'begins a login at the OpenID Connect provider (`Users.Oidc`): sends the browser there',
@@ -29,8 +24,7 @@ export const oidcRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'get',
-    path: '/login/oidc/callback',
+    route: 'get /login/oidc/callback',
     tag: 'dashboard',
     access: 'none',
     summary: "the provider's answer: checks it and the ID token, and sets the session cookie",
@@ -79,34 +73,20 @@ const onwardPage = `<!doctype html>
  * session opened is the password login's kind, for a principal `sso` with the provider's user and groups: the groups
  * get their rights from the users file's `Groups:`, a user also named there gets their own as well.
  */
-export function oidcRoutes(deps: HttpDeps): Hono {
+export function oidcRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimits: LoginLimits }): Hono {
   const app = new Hono();
-  const sessions = deps.sessions ?? createSessionStore(() => DEFAULT_SESSIONS);
-  const limits = deps.loginLimits ?? createLoginLimits(() => DEFAULT_LOGIN_LIMITS);
-  const oidc = deps.oidc;
+  const { oidc, loginLimits: limits } = deps;
+  const { page, told, blocked, secure, startSession } = loginAnswers(deps);
   const served = () => oidc?.link() !== undefined && hasAccounts(deps.users?.() ?? EMPTY_USERS);
-  const secure = (c: Context) => overHttps(c, deps.trustedProxies?.() ?? []);
-  const page = (c: Context, status: 400 | 401 | 403 | 429 | 503, message: string) => {
-    c.header('Content-Security-Policy', CSP);
-    c.header('Cache-Control', 'no-store');
-    c.header('X-Content-Type-Options', 'nosniff');
-    return c.html(loginPage({ message, user: '', version: deps.version, sso: oidc?.link() }), status);
-  };
-  const told = (user: string, result: LoginResult, c: Context) =>
-    deps.bus.emit('daemon:login', { user: shownKey(user), result, remote: remoteAddress(c), at: Date.now() });
 
   app.get('/login/oidc', async (c) => {
     if (!oidc || !served()) return c.json({ error: 'not found' }, 404);
     // Each login begun is kept until its callback: a source may begin them only as fast as it may try passwords.
     const block = limits.admit(sourceOf(remoteAddress(c)), OIDC_ACCOUNT);
-    if (block) {
-      told(SSO_USER, 'limited', c);
-      c.header('Retry-After', String(Math.ceil(block.retryAfterMs / 1000)));
-      return page(c, 429, `Too many login attempts from here; try again in ${Math.ceil(block.retryAfterMs / 1000)} s.`);
-    }
+    if (block) return blocked(c, block, SSO_USER, '');
     const begun = await oidc.begin();
     if (!begun.ok) {
-      told(SSO_USER, 'unavailable', c);
+      told(c, SSO_USER, 'unavailable');
       deps.log.warn(`single sign-on unavailable: ${begun.reason}`, { remote: remoteAddress(c) ?? null });
       return page(
         c,
@@ -132,26 +112,17 @@ export function oidcRoutes(deps: HttpDeps): Hono {
     deleteCookie(c, STATE_COOKIE, { path: STATE_PATH, httpOnly: true, sameSite: 'Lax', secure: secure(c) });
     const done = await oidc.finish(query, browserState);
     if (!done.ok) {
-      told(SSO_USER, done.status === 503 ? 'unavailable' : 'refused', c);
+      told(c, SSO_USER, done.status === 503 ? 'unavailable' : 'refused');
       deps.log.warn(`single sign-on refused: ${done.reason}`, {
         status: done.status,
         remote: remoteAddress(c) ?? null,
       });
       return page(c, done.status, `Single sign-on failed: ${done.reason}.`);
     }
-    const id = sessions.create({ kind: 'sso', name: done.name, groups: done.groups, fingerprint: done.fingerprint });
-    setCookie(c, SESSION_COOKIE, id, {
-      httpOnly: true,
-      sameSite: 'Strict',
-      path: '/',
-      secure: secure(c),
-      maxAge: Math.round((deps.sessionMinutes?.() ?? 720) * 60),
-    });
+    startSession(c, { kind: 'sso', name: done.name, groups: done.groups, fingerprint: done.fingerprint });
     limits.succeeded(sourceOf(remoteAddress(c)), OIDC_ACCOUNT);
-    told(done.name, 'ok', c);
-    c.header('Content-Security-Policy', CSP);
-    c.header('Cache-Control', 'no-store');
-    return c.html(onwardPage, 200);
+    told(c, done.name, 'ok');
+    return page(c, 200, undefined, '', onwardPage);
   });
   return app;
 }

@@ -13,23 +13,12 @@ import { infoRouteDocs } from './info-routes.ts';
 import { logRouteDocs } from './log-routes.ts';
 import { loginRouteDocs } from './login-routes.ts';
 import { oidcRouteDocs } from './oidc-routes.ts';
-import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
+import { type Access, errors, methodPath, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
 import { userRouteDocs } from './user-route-docs.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
-
-const openapiRouteDocs: readonly RouteDoc[] = [
-  {
-    method: 'get',
-    path: '/openapi.json',
-    tag: 'info',
-    access: 'none',
-    summary: 'this document (OpenAPI 3.1)',
-    responses: { 200: { description: 'the OpenAPI document', media: 'application/json' }, ...errors(405) },
-  },
-];
 
 /** Every route the app serves, from the tables beside the route modules (test/http/openapi.test.ts keeps it whole). */
 export const ROUTE_DOCS: readonly RouteDoc[] = [
@@ -42,7 +31,13 @@ export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...oidcRouteDocs,
   ...binariesRouteDocs,
   ...infoRouteDocs,
-  ...openapiRouteDocs,
+  {
+    route: 'get /openapi.json',
+    tag: 'info',
+    access: 'none',
+    summary: 'this document (OpenAPI 3.1)',
+    responses: { 200: { description: 'the OpenAPI document', media: 'application/json' }, ...errors(405) },
+  },
   ...dashboardRouteDocs,
   ...eventRouteDocs,
   ...apiRouteDocs,
@@ -60,8 +55,9 @@ const SECURITY: Record<Access, JsonObject[]> = {
 
 const ref = (name: SchemaName): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 
-function response(doc: ResponseDoc | string): JsonObject {
-  if (typeof doc === 'string') return { description: doc };
+function response(code: number, doc: ResponseDoc | string): JsonObject {
+  if (typeof doc === 'string')
+    return code < 400 ? { description: doc } : response(code, { description: doc, json: 'Error' });
   if (doc.json !== undefined) {
     return {
       description: doc.description,
@@ -74,7 +70,8 @@ function response(doc: ResponseDoc | string): JsonObject {
 }
 
 function operation(doc: RouteDoc): JsonObject {
-  const parameters: Json[] = [...doc.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+  const { method, path } = methodPath(doc);
+  const parameters: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
     name: m[1] ?? '',
     in: 'path',
     required: true,
@@ -97,12 +94,11 @@ function operation(doc: RouteDoc): JsonObject {
       schema: { type: 'string' },
     });
   const responses: JsonObject = {};
-  for (const [code, r] of Object.entries(doc.responses)) responses[code] = response(r);
+  for (const [code, r] of Object.entries(doc.responses)) responses[code] = response(Number(code), r);
   return {
     tags: [doc.tag],
     summary: doc.summary,
-    operationId:
-      `${doc.method}${doc.path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || doc.method,
+    operationId: `${method}${path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || method,
     security: SECURITY[doc.access],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(doc.body === undefined
@@ -124,7 +120,10 @@ function jsonSchema(name: SchemaName): JsonObject {
  */
 export function openApiDocument(version: string): JsonObject {
   const paths: Record<string, JsonObject> = {};
-  for (const doc of ROUTE_DOCS) paths[doc.path] = { ...paths[doc.path], [doc.method]: operation(doc) };
+  for (const doc of ROUTE_DOCS) {
+    const { method, path } = methodPath(doc);
+    paths[path] = { ...paths[path], [method]: operation(doc) };
+  }
   return {
     openapi: '3.1.0',
     info: {

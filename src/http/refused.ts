@@ -6,14 +6,15 @@ import { plainAddress, remoteAddress, shownKey } from './request-info.ts';
 
 /**
  * Puts a request refused before its credentials were accepted on the bus (`daemon:request-refused`). Routes report it
- * here instead of logging it: the daemon's log and the audit log rate-limit it by source, and metrics count it.
+ * here instead of logging it: the daemon's log and the audit log rate-limit it by source, and metrics count it. The
+ * action is the request's method and path unless given.
  */
 export function reportRefused(
   bus: Bus | undefined,
   c: Context,
   what: {
     route: RefusedRoute;
-    action: string;
+    action?: string;
     key?: string;
     user?: string;
     status: number;
@@ -23,7 +24,7 @@ export function reportRefused(
 ): void {
   bus?.emit('daemon:request-refused', {
     route: what.route,
-    action: shownKey(what.action),
+    action: shownKey(what.action ?? `${c.req.method} ${c.req.path}`.slice(0, 200)),
     key: what.key === undefined ? undefined : shownKey(what.key),
     user: what.user === undefined ? undefined : shownKey(what.user),
     remote: remoteAddress(c),

@@ -142,11 +142,6 @@ export function clientOf(c: Context): ClientInfo {
   return (set as ClientInfo | undefined) ?? clientInfo(peerAddress(c), (name) => c.req.header(name), []);
 }
 
-/** Whether the socket peer is one of `trustedProxies`, so the headers it adds (X-Forwarded-Proto) may be believed. */
-export function peerIsTrustedProxy(c: Context, trustedProxies: readonly string[]): boolean {
-  return trusted(trustList(trustedProxies), clientOf(c).peer);
-}
-
 /** The client's address (the forwarded one from a trusted proxy); undefined when unknown. */
 export function remoteAddress(c: Context): string | undefined {
   return clientOf(c).address;

@@ -1,12 +1,14 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { can } from '../auth/can.ts';
-import { ALL_INSTANCES, PERMISSIONS, type Permission } from '../auth/permissions.ts';
+import { PERMISSIONS, type Permission } from '../auth/permissions.ts';
 import { EMPTY_USERS } from '../auth/users-file.ts';
+import type { Bus } from '../bus.ts';
 import type { AdminEnv } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { shownKey } from './request-info.ts';
 import { type InstanceRoute, permissionsOf } from './route-permissions.ts';
+import type { DashboardMe } from './schemas.ts';
 
 type Deps = Pick<HttpDeps, 'users' | 'bus'>;
 /** What `adminAccess` set: any route's context behind it has it. */
@@ -25,19 +27,24 @@ export function allowed(c: Admitted, deps: Deps, permission: Permission, instanc
 export const heldOn = (c: Admitted, deps: Deps, instance: string): Permission[] =>
   PERMISSIONS.filter((p) => allowed(c, deps, p, instance));
 
-/** 403 naming the right, reported like every refusal of the admin routes. */
-export function refuseRight(
-  c: Context,
-  user: string | undefined,
-  deps: Deps,
-  permission: Permission,
-  key: string,
+/** Answers `error` (403 unless told), naming the permission lacking if one is; reported as the admin routes' refusal. */
+export function refuseAdmin<E extends AdminEnv>(
+  c: Context<E>,
+  bus: Bus,
+  error: string,
+  more: { status?: 403 | 404; key?: string; permission?: Permission; action?: string } = {},
 ): Response {
-  const error = `${user ?? 'this client'} may not ${permission} on ${shownKey(key)}`;
-  const action = `${c.req.method} ${c.req.path}`.slice(0, 200);
-  reportRefused(deps.bus, c, { route: 'admin', action, key, user, status: 403, reason: error, permission });
-  return c.json({ error, permission }, 403);
+  const status = more.status ?? 403;
+  reportRefused(bus, c, { ...more, route: 'admin', user: c.var.adminUser, status, reason: error });
+  return c.json({ error, permission: more.permission }, status);
 }
+
+/** 403 naming the right the client lacks on `key`. */
+export const refuseRight = <E extends AdminEnv>(c: Context<E>, deps: Deps, permission: Permission, key: string) =>
+  refuseAdmin(c, deps.bus, `${c.var.adminUser ?? 'this client'} may not ${permission} on ${shownKey(key)}`, {
+    key,
+    permission,
+  });
 
 /**
  * After `adminAccess` on a `/api/instances/:key/…` route: the permission of the instance route it mirrors (`row`
@@ -48,11 +55,30 @@ export function needs<E extends AdminEnv>(deps: Deps, row: InstanceRoute): Middl
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
     const lacking = permissionsOf(row, (name) => c.req.query(name)).find((p) => !allowed(c, deps, p, key));
-    if (lacking !== undefined) return refuseRight(c, c.var.adminUser, deps, lacking, key);
+    if (lacking !== undefined) return refuseRight(c, deps, lacking, key);
     await next();
   };
 }
 
-/** Every instance: whether the client holds `permission` on all of them (a grant without `@<instance>`). */
-export const onAll = (c: Admitted, deps: Deps, permission: Permission): boolean =>
-  allowed(c, deps, permission, ALL_INSTANCES);
+/**
+ * `GET /api/me` and the page's inlined copy: who the client is, and what it holds (by can()) on each instance it may
+ * see. The page shows a card's buttons and panels by it; the daemon still asks can() at every request.
+ */
+export function meOf(
+  c: Pick<Context<AdminEnv>, 'var'>,
+  deps: Pick<HttpDeps, 'registry' | 'users' | 'bus'>,
+): DashboardMe {
+  const permissions: Record<string, string[]> = {};
+  for (const i of deps.registry.list()) {
+    const held = heldOn(c, deps, i.key);
+    if (held.includes('status.read')) permissions[i.key] = held;
+  }
+  const p = c.var.principal;
+  return {
+    user: c.var.adminUser ?? null,
+    kind: p === undefined ? null : p.kind,
+    accounts: p !== undefined,
+    session: c.var.session !== undefined,
+    permissions,
+  };
+}

@@ -30,9 +30,8 @@ export interface QueryDoc {
 }
 
 export interface RouteDoc {
-  method: 'get' | 'post' | 'put' | 'delete';
-  /** The full path as OpenAPI writes it (`{key}`, not `:key`). */
-  path: string;
+  /** The method, and the full path as OpenAPI writes it (`{key}`, not `:key`): `get /instances/{key}/status`. */
+  route: `${'get' | 'post' | 'put' | 'delete'} /${string}`;
   tag: 'control' | 'check-in' | 'logs' | 'binaries' | 'backups' | 'files' | 'info' | 'dashboard';
   summary: string;
   access: Access;
@@ -41,6 +40,7 @@ export interface RouteDoc {
   body?: SchemaName;
   /** A request header the route needs (the dashboard's control header). */
   header?: string;
+  /** A string says what the answer means: an error's (400 and up) has the `{"error": …}` body, another none. */
   responses: Partial<Record<StatusCode, ResponseDoc | string>>;
 }
 
@@ -60,9 +60,13 @@ export const ERRORS = {
   507: 'not enough disk space for it, with the reason',
 } as const satisfies Record<Exclude<StatusCode, 200 | 201 | 206 | 303>, string>;
 
-/** The error answers for `codes`, each with its `{"error": …}` body. */
-export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, ResponseDoc>> {
-  return Object.fromEntries(
-    codes.map((code) => [code, { description: ERRORS[code], json: 'Error' } satisfies ResponseDoc]),
-  );
+/** A row's method and path. */
+export function methodPath({ route }: RouteDoc): { method: string; path: string } {
+  const at = route.indexOf(' ');
+  return { method: route.slice(0, at), path: route.slice(at + 1) };
+}
+
+/** The error answers for `codes`, as ERRORS words them. */
+export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, string>> {
+  return Object.fromEntries(codes.map((code) => [code, ERRORS[code]]));
 }

@@ -2,8 +2,7 @@ import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { ListenAddress } from '../config/listen.ts';
-import type { ConnectionGuard } from './connection-guard.ts';
-import type { ConnectionLimits } from './connection-limits.ts';
+import type { ConnectionGuard, ConnectionLimits } from './connection-guard.ts';
 
 export interface HttpServer {
   /** `http://host:port`, no trailing slash. */
@@ -45,10 +44,6 @@ function serverOptions(t: ListenOptions['timeouts']) {
   };
 }
 
-function urlHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 /** Listens on node:http with @hono/node-server's adapter; rejects with an actionable message when the address cannot be bound. */
 export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -79,7 +74,7 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
           });
           server.closeIdleConnections();
         }));
-      resolve({ url: `http://${urlHost(host)}:${port}`, port, close });
+      resolve({ url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, close });
     });
     server.listen(opts.port, host);
   });

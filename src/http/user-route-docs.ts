@@ -1,21 +1,12 @@
 /** What the user routes (user-routes.ts) say about themselves for the OpenAPI document. */
-import { errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
 
-const REFUSED: ResponseDoc = {
-  description:
-    'the client lacks users.manage, or the grant rule refuses (README "Users and rights"); names the permission',
-  json: 'Error',
-};
-const NO_FILE: ResponseDoc = {
-  description:
-    'the users file is broken or gone (fix it first), the user exists already, or the daemon has none to edit',
-  json: 'Error',
-};
-const BAD_BODY: ResponseDoc = {
-  description: 'a body that is not the JSON asked for, or an unknown role',
-  json: 'Error',
-};
-const NOT_FOUND: ResponseDoc = { description: 'no such user', json: 'Error' };
+const REFUSED =
+  'the client lacks users.manage, or the grant rule refuses (README "Users and rights"); names the permission';
+const NO_FILE =
+  'the users file is broken or gone (fix it first), the user exists already, or the daemon has none to edit';
+const BAD_BODY = 'a body that is not the JSON asked for, or an unknown role';
+const NOT_FOUND = 'no such user';
 /** What every route here may answer besides its success (`body`: it takes a JSON body; `named`: a user's path). */
 const refusals = (body: boolean, named: boolean): RouteDoc['responses'] => ({
   ...(body ? { 400: BAD_BODY } : errors(400)),
@@ -29,8 +20,7 @@ const refusals = (body: boolean, named: boolean): RouteDoc['responses'] => ({
 
 export const userRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/api/users',
+    route: 'get /api/users',
     tag: 'dashboard',
     access: 'admin',
     summary: 'the users of the users file, with their roles (never a password hash); needs users.manage',
@@ -40,8 +30,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/api/users',
+    route: 'post /api/users',
     tag: 'dashboard',
     access: 'admin',
     summary: 'creates a user with a password and roles, granting only what the client holds (the grant rule)',
@@ -52,8 +41,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'put',
-    path: '/api/users/{name}/roles',
+    route: 'put /api/users/{name}/roles',
     tag: 'dashboard',
     access: 'admin',
     summary: "replaces a user's roles; never the client's own, nor those of a user holding more than the client",
@@ -64,8 +52,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'delete',
-    path: '/api/users/{name}',
+    route: 'delete /api/users/{name}',
     tag: 'dashboard',
     access: 'admin',
     summary: 'removes a user and revokes its API keys; never the client itself, nor a user holding more',
@@ -75,8 +62,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     },
   },
   {
-    method: 'post',
-    path: '/api/me/keys',
+    route: 'post /api/me/keys',
     tag: 'dashboard',
     access: 'admin',
     summary:
@@ -84,7 +70,7 @@ export const userRouteDocs: readonly RouteDoc[] = [
     responses: {
       201: { description: 'made, and in force', json: 'LoginKey' },
       ...errors(400, 401),
-      403: { description: 'the client is not a user of the users file logged in with its password', json: 'Error' },
+      403: 'the client is not a user of the users file logged in with its password',
       ...errors(405),
       409: NO_FILE,
     },

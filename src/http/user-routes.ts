@@ -4,6 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import * as v from 'valibot';
 import { mayManage, type UserChange } from '../auth/may-manage.ts';
 import { hashPassword } from '../auth/password.ts';
+import type { Permission } from '../auth/permissions.ts';
 import { addApiKey, checkedText, writeUsers } from '../auth/users-edit.ts';
 import {
   EMPTY_USERS,
@@ -17,10 +18,10 @@ import type { BusEvents } from '../bus.ts';
 import { ConfigError } from '../errors.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import { reportRefused } from './refused.ts';
 import { remoteAddress } from './request-info.ts';
+import { refuseAdmin } from './rights.ts';
 import type { StatusCode } from './route-doc.ts';
-import { type LoginKey, NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './user-schemas.ts';
+import { type LoginKey, NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './schemas.ts';
 
 type Answer = { status: Exclude<StatusCode, 200 | 201>; error: string } | { status: 200 | 201; body: unknown };
 /** A change made to the file as read: its answer, and its audit line, told once the file is written. */
@@ -58,21 +59,8 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
   });
   let queue = Promise.resolve();
 
-  const refuse = (
-    c: Context<AdminEnv>,
-    permission: Parameters<typeof reportRefused>[2]['permission'],
-    error: string,
-  ) => {
-    reportRefused(deps.bus, c, {
-      route: 'admin',
-      action: `${c.req.method} ${c.req.path}`.slice(0, 200),
-      user: c.var.adminUser,
-      status: 403,
-      reason: error,
-      permission,
-    });
-    return c.json({ error, permission }, 403);
-  };
+  const refuse = (c: Context<AdminEnv>, permission: Permission | undefined, error: string) =>
+    refuseAdmin(c, deps.bus, error, { permission });
 
   /**
    * In turn with the other edits: reads the file, and hands it to `step`, which answers at once or says what to

@@ -158,31 +158,26 @@ export function createMetricsCollector(opts: {
   };
 
   const setInstance = (states: string[], s: InstanceStatus, now: number) => {
-    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, players } = f;
-    const { maintenancePending, maintenanceNext } = f;
     const instance = s.key;
-    info.set({ instance, name: s.name, revision: s.revision ?? '' }, 1);
-    for (const path of states) state.set({ instance, state: path }, path === s.state ? 1 : 0);
-    if (!states.includes(s.state)) state.set({ instance, state: s.state }, 1);
-    if (s.secondsSinceCheckin != null) sinceCheckin.set({ instance }, s.secondsSinceCheckin);
-    if (s.uptimeSeconds !== null) uptime.set({ instance }, s.uptimeSeconds);
-    startupFailures.set({ instance }, s.startupFailures);
+    f.info.set({ instance, name: s.name, revision: s.revision ?? '' }, 1);
+    for (const path of states) f.state.set({ instance, state: path }, path === s.state ? 1 : 0);
+    if (!states.includes(s.state)) f.state.set({ instance, state: s.state }, 1);
+    if (s.secondsSinceCheckin != null) f.sinceCheckin.set({ instance }, s.secondsSinceCheckin);
+    if (s.uptimeSeconds !== null) f.uptime.set({ instance }, s.uptimeSeconds);
+    f.startupFailures.set({ instance }, s.startupFailures);
     const m = s.maintenance;
-    if (m) {
-      maintenancePending.set({ instance }, m.pending === null ? 0 : 1);
-      const at = (iso: string | null, what: string) => {
-        if (iso !== null) maintenanceNext.set({ instance, what }, Date.parse(iso) / 1000);
-      };
-      at(m.nextRestart, 'restart');
-      at(m.nextUpdateCheck, 'update-check');
-    }
+    if (m) f.maintenancePending.set({ instance }, m.pending === null ? 0 : 1);
+    for (const [iso, what] of [
+      [m?.nextRestart, 'restart'],
+      [m?.nextUpdateCheck, 'update-check'],
+    ] as const)
+      if (iso) f.maintenanceNext.set({ instance, what }, Date.parse(iso) / 1000);
     touchCounters(instance);
-    const r = s.resources;
-    if (r) {
-      rss.set({ instance }, r.rssBytes);
-      cpu.inc({ instance }, r.cpuSeconds);
+    if (s.resources) {
+      f.rss.set({ instance }, s.resources.rssBytes);
+      f.cpu.inc({ instance }, s.resources.cpuSeconds);
     }
-    if (typeof s.players === 'number') players.set({ instance }, s.players);
+    if (typeof s.players === 'number') f.players.set({ instance }, s.players);
     for (const h of s.hub?.hubs ?? []) {
       if (h.listed !== null) f.hubListed.set({ instance, hub: h.hub }, h.listed ? 1 : 0);
       if (h.missingSince !== null)
@@ -196,11 +191,8 @@ export function createMetricsCollector(opts: {
     const statuses = registry.list().map((i) => i.status());
     const now = Date.now();
     // The CPU time is a counter, which cannot be set: reset too, then the status's total is added.
-    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, players, hubListed, hubMissing } = f;
-    for (const m of [info, state, sinceCheckin, uptime, startupFailures, rss, cpu, players, hubListed, hubMissing])
-      m.reset();
-    f.maintenancePending.reset();
-    f.maintenanceNext.reset();
+    for (const m of [f.info, f.state, f.sinceCheckin, f.uptime, f.startupFailures, f.rss, f.cpu, f.players]) m.reset();
+    for (const m of [f.hubListed, f.hubMissing, f.maintenancePending, f.maintenanceNext]) m.reset();
     for (const s of statuses) setInstance(states, s, now);
     // The histogram records whole timer intervals; the lag is what exceeds the sampling period.
     const ns = (v: number | undefined) =>

@@ -32,7 +32,7 @@ import {
   SSO,
   TOKEN_OF,
 } from './_support/rights.ts';
-import { keyedRoutesOfDocs, MATRIX_ROUTES, type MatrixRoute } from './_support/rights-routes.ts';
+import { keyedRoutesOfDocs, MATRIX_ROUTES, type MatrixRoute, upperRoute } from './_support/rights-routes.ts';
 import { ACCOUNT_ROUTES, type AccountRoute, accountRequest, wrongAnswer } from './_support/rights-views.ts';
 import {
   dashboardPrincipal,
@@ -59,7 +59,7 @@ test('matrix :: it drives every route of the OpenAPI document that takes a crede
   assert.equal([...driven].filter((r) => r !== 'GET /metrics').sort(), keyedRoutesOfDocs().sort());
   const all = [...driven, ...ACCOUNT_ROUTES.map((r) => `${r.method} ${r.doc}`), OWN_KEY];
   const taking = ROUTE_DOCS.filter((r) => r.access !== 'none' && r.access !== 'launch');
-  assert.equal(all.sort(), taking.map((r) => `${r.method.toUpperCase()} ${r.path}`).sort());
+  assert.equal(all.sort(), taking.map(upperRoute).sort());
 });
 
 /** A users file of one viewer; the ApiToken tried is b's. */

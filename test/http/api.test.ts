@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type BusEvents, createBus } from '../../src/bus.ts';
-import type { AdminCredentials } from '../../src/http/admin-auth.ts';
+import type { AdminCredentials } from '../../src/http/account-access.ts';
 import { DASHBOARD_HEADER, instanceDir } from '../../src/http/api-routes.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { InstanceControl } from '../../src/supervisor/contract.ts';

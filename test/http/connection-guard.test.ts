@@ -8,8 +8,12 @@ import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
-import { type ConnectionGuard, createConnectionGuard } from '../../src/http/connection-guard.ts';
-import { connectionLimits, descriptorLimit } from '../../src/http/connection-limits.ts';
+import {
+  type ConnectionGuard,
+  connectionLimits,
+  createConnectionGuard,
+  descriptorLimit,
+} from '../../src/http/connection-guard.ts';
 import { pingRoutes } from '../../src/http/control-routes.ts';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { waitFor } from '../_support/env.ts';

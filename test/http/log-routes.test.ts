@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
-import type { AdminCredentials } from '../../src/http/admin-auth.ts';
+import type { AdminCredentials } from '../../src/http/account-access.ts';
 import { createApp } from '../../src/http/app.ts';
 import { tempDir } from '../_support/env.ts';
 import { basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger, send } from './_support/app.ts';

@@ -1,7 +1,7 @@
 import { apiKeyId } from '../../auth/api-keys.ts';
 import { TOTP_BASIC_REFUSED } from '../../auth/totp.ts';
 import { UsageError } from '../../errors.ts';
-import type { LoginKey } from '../../http/user-schemas.ts';
+import type { LoginKey } from '../../http/schemas.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
 import { basic, refusal, request } from '../client/http.ts';

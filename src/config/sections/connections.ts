@@ -7,7 +7,7 @@ const count = () => v.optional(amount('connections', { whole: true, min: 1 }));
 /**
  * `Connections`: how many HTTP connections the daemon holds, and for how long an idle or slow one is kept, so
  * that connections cannot take the descriptors launches and logs need, nor starve check-ins.
- * Unset caps are derived from the descriptor limit at start (src/http/connection-limits.ts). Read at start only.
+ * Unset caps are derived from the descriptor limit at start (src/http/connection-guard.ts). Read at start only.
  */
 export const ConnectionsSchema = v.strictObject(
   {

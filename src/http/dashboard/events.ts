@@ -10,7 +10,7 @@ import type { HttpDeps } from '../deps.ts';
 import { boundedWrites } from '../log-routes.ts';
 import { allowed } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
-import { recentEventsOf, STREAMED, type Streamed } from './recent-events.ts';
+import { recordRecentEvents, STREAMED, type Streamed } from './recent-events.ts';
 
 export interface EventStreamOptions {
   /** At most one `instance:checkin` per instance per this many ms (servers may check in several times a second). */
@@ -25,8 +25,7 @@ export interface EventStreamOptions {
 
 export const eventRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/events',
+    route: 'get /events',
     tag: 'dashboard',
     access: 'admin',
     summary: "the dashboard's live feed: hello (every instance's status, recent events), then each event as it happens",
@@ -55,7 +54,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
   const access = adminAccess(deps);
   const states = statePaths();
 
-  const recent = recentEventsOf(deps, opts.recentEvents);
+  const recent = deps.recent ?? recordRecentEvents(bus, opts.recentEvents);
 
   app.get('/events', access, (c) => {
     // Only what the client may see: the instances it holds status.read on, their server log with logs.read. Asked
@@ -78,10 +77,8 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
     c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {
       const write = boundedWrites(stream, maxPending);
-      const sender = {
-        send: (event: string, data: unknown) => write(() => stream.writeSSE({ event, data: JSON.stringify(data) })),
-        comment: (text: string) => write(() => stream.write(`: ${text}\n\n`)),
-      };
+      const send = (event: string, data: unknown) =>
+        write(() => stream.writeSSE({ event, data: JSON.stringify(data) }));
       const statusOf = (key: string) => registry.get(key)?.status() ?? null;
       const lastCheckin = new Map<string, number>();
       const handlers = new Map<Streamed, (e: BusEvents[Streamed]) => void>();
@@ -95,14 +92,14 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
             if (now - prev < checkinEveryMs) return;
             lastCheckin.set(e.key, now);
           }
-          sender.send(type, type === 'instance:control' ? e : { ...e, instance: statusOf(e.key) });
+          send(type, type === 'instance:control' ? e : { ...e, instance: statusOf(e.key) });
         });
       }
       const logLimiter = rateLimiter(logRate);
       const onLog = (e: BusEvents['instance:log']) => {
         if (!readsLog(e.key)) return;
         const skipped = logLimiter();
-        if (skipped !== null) sender.send('instance:log', { ...e, skipped });
+        if (skipped !== null) send('instance:log', { ...e, skipped });
       };
 
       let wake: () => void = () => {};
@@ -115,7 +112,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
       };
       stream.onAbort(unsubscribe);
 
-      sender.send('hello', {
+      send('hello', {
         version,
         now: Date.now(),
         states,
@@ -137,7 +134,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
           timer = setTimeout(resolve, keepaliveMs);
         });
         if (ended()) stream.abort();
-        else if (!stream.aborted) sender.comment('keepalive');
+        else if (!stream.aborted) write(() => stream.write(': keepalive\n\n'));
       }
       unsubscribe();
     });

@@ -31,7 +31,7 @@ export const escapeHtml = (s: string) =>
 const utcTime = (at: number) => new Date(at).toISOString().slice(11, 19);
 
 /** `<li>` rows, newest first, as event-list.js makes them (no whitespace between: an empty list stays `:empty`). */
-export function renderEvents(recent: readonly RecentEvent[], colors: Map<string, number>): string {
+function renderEvents(recent: readonly RecentEvent[], colors: Map<string, number>): string {
   return [...recent]
     .reverse()
     .map(({ type, event }) => {
@@ -53,10 +53,10 @@ export function renderEvents(recent: readonly RecentEvent[], colors: Map<string,
  * Readable scale: the drawing's smallest labels are 9 units; 1.2 px a unit keeps them near 11 px. The chart box
  * scrolls sideways instead of shrinking the drawing to the window (a 1905-unit chart in 1000 px was ~5 px text).
  */
-export const CHART_SCALE = 1.2;
+const CHART_SCALE = 1.2;
 
 /** The SVG at its readable size, each instance's state node marked in the instance's colour slot. */
-export function renderChart(svg: string, states: ReadonlyMap<string, readonly string[]>, colors: Map<string, number>) {
+function renderChart(svg: string, states: ReadonlyMap<string, readonly string[]>, colors: Map<string, number>) {
   const box = /<svg\b[^>]*\bviewBox="([\d.\s-]+)"/.exec(svg)?.[1]?.trim().split(/\s+/).map(Number);
   let out = svg;
   if (box && box.length === 4) {
@@ -74,12 +74,10 @@ export function renderChart(svg: string, states: ReadonlyMap<string, readonly st
   return out;
 }
 
-/** Instance keys by state, each list in key order (the page's chart.js groups them the same way). */
-export function keysByState(statuses: ReadonlyArray<{ key: string; state: string }>): Map<string, string[]> {
+/** Instance keys by state, each list in the order given (key order; the page's chart.js groups them the same way). */
+function keysByState(statuses: ReadonlyArray<{ key: string; state: string }>): Map<string, string[]> {
   const byState = new Map<string, string[]>();
-  for (const s of [...statuses].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
-    byState.set(s.state, [...(byState.get(s.state) ?? []), s.key]);
-  }
+  for (const s of statuses) byState.set(s.state, [...(byState.get(s.state) ?? []), s.key]);
   return byState;
 }
 
@@ -225,14 +223,11 @@ export function renderPage(index: string, state: PageState, chart: ChartSource):
       ? `${open}${renderChart(chart.svg, keysByState(statuses), colors)}${close}`
       : `${open}The statechart could not be drawn (${escapeHtml(chart.error)}).${close}`,
   );
-  if (state.me?.session)
-    html = fill(
-      html,
-      /<span id="who" class="who" hidden><\/span>/,
-      () => `<span id="who" class="who">${escapeHtml(state.me?.user ?? '')}</span>`,
-    );
-  if (state.me?.session)
+  if (state.me?.session) {
+    const who = `<span id="who" class="who">${escapeHtml(state.me.user ?? '')}</span>`;
+    html = fill(html, /<span id="who" class="who" hidden><\/span>/, () => who);
     html = fill(html, /<button type="button" id="logout" hidden>/, () => '<button type="button" id="logout">');
+  }
   const disk = lowDiskLines(statuses);
   if (disk.length > 0)
     html = fill(

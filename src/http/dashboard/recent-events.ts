@@ -47,17 +47,3 @@ export function recordRecentEvents(bus: Bus, keep = 100): RecentEvents {
   }
   return { list: () => recent };
 }
-
-/** One recorder per bus when the daemon gives none (tests, an embedding): the page and `hello` list the same. */
-const ownRecorders = new WeakMap<Bus, RecentEvents>();
-
-/** `recent` as given, else the bus's own recorder, started on first use. */
-export function recentEventsOf(deps: { bus: Bus; recent?: RecentEvents }, keep?: number): RecentEvents {
-  if (deps.recent) return deps.recent;
-  let own = ownRecorders.get(deps.bus);
-  if (!own) {
-    own = recordRecentEvents(deps.bus, keep);
-    ownRecorders.set(deps.bus, own);
-  }
-  return own;
-}

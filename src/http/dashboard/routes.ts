@@ -6,11 +6,10 @@ import { cachedChartSvg } from '../../chart/render.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
-import { meOf } from '../me.ts';
-import { allowed } from '../rights.ts';
+import { allowed, meOf } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { type ChartSource, dashboardPage } from './page.ts';
-import { recentEventsOf } from './recent-events.ts';
+import type { RecentEvents } from './recent-events.ts';
 
 /** The dashboard's files, anchored to this module so the daemon's working directory does not matter. */
 export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
@@ -25,16 +24,14 @@ const CSP =
 
 export const dashboardRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get',
-    path: '/',
+    route: 'get /',
     tag: 'dashboard',
     access: 'admin',
     summary: "the dashboard page, rendered with every instance's card",
     responses: { 200: { description: 'the page', media: 'text/html' }, ...errors(400, 401, 403, 405) },
   },
   {
-    method: 'get',
-    path: '/statechart.svg',
+    route: 'get /statechart.svg',
     tag: 'dashboard',
     access: 'admin',
     summary: 'the instance statechart',
@@ -48,8 +45,7 @@ export const dashboardRouteDocs: readonly RouteDoc[] = [
     responses: { 200: { description: 'the statechart', media: 'image/svg+xml' }, ...errors(400, 401, 403) },
   },
   {
-    method: 'get',
-    path: '/dashboard/{file}',
+    route: 'get /dashboard/{file}',
     tag: 'dashboard',
     access: 'admin',
     summary: "the page's scripts and stylesheet",
@@ -66,13 +62,12 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
 };
 
 /** `GET /` (the dashboard page, rendered with the instances), `GET /statechart.svg` and `GET /dashboard/<asset>`, with the admin access rule. */
-export function dashboardRoutes(deps: HttpDeps): Hono {
+export function dashboardRoutes(deps: HttpDeps & { recent: RecentEvents }): Hono {
   const app = new Hono();
   const access = adminAccess(deps);
   const chart = cachedChartSvg(deps.log.child('chart'));
 
   const page = dashboardPage(ASSETS_DIR);
-  const recent = recentEventsOf(deps);
   // A chart that cannot be drawn is logged and said in its box; the page still comes.
   const chartSource = (): Promise<ChartSource> =>
     chart('operator').then(
@@ -94,7 +89,7 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
         .list()
         .filter((i) => allowed(c, deps, 'status.read', i.key))
         .map((i) => i.status()),
-      recent: recent.list().filter((r) => allowed(c, deps, 'status.read', r.event.key)),
+      recent: deps.recent.list().filter((r) => allowed(c, deps, 'status.read', r.event.key)),
       stateNames: OPERATOR_STATES,
       me: c.var.principal === undefined ? undefined : meOf(c, deps),
     };

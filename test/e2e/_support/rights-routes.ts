@@ -1,5 +1,6 @@
 import type { Permission } from '../../../src/auth/permissions.ts';
 import { ROUTE_DOCS } from '../../../src/http/openapi-routes.ts';
+import type { RouteDoc } from '../../../src/http/route-doc.ts';
 import { type InstanceRoute, ROUTE_PERMISSIONS } from '../../../src/http/route-permissions.ts';
 
 /**
@@ -107,8 +108,11 @@ export const MATRIX_ROUTES: readonly MatrixRoute[] = [
  * The routes of the OpenAPI document that name an instance and take a credential (not the check-in, whose secret
  * is the launch's, nor the build CDN's binaries): the matrix must drive each, so a route added without a row fails.
  */
+/** `GET /instances/{key}/status`: a row's route as the matrix names it. */
+export const upperRoute = (r: RouteDoc): string => r.route.replace(/^\w+/, (m) => m.toUpperCase());
+
 export function keyedRoutesOfDocs(): string[] {
-  return ROUTE_DOCS.filter((r) => r.path.includes('{key}') && r.access !== 'launch' && r.access !== 'none').map(
-    (r) => `${r.method.toUpperCase()} ${r.path}`,
+  return ROUTE_DOCS.filter((r) => r.route.includes('{key}') && r.access !== 'launch' && r.access !== 'none').map(
+    upperRoute,
   );
 }

@@ -5,7 +5,7 @@
  */
 import * as assert from 'uvu/assert';
 import { createBus } from '../../../src/bus.ts';
-import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
+import type { AdminCredentials } from '../../../src/http/account-access.ts';
 import { waitFor } from '../../_support/env.ts';
 import { basic, memoryInstance, memoryRegistry } from '../../http/_support/app.ts';
 import { appSuite } from './_support/app-suite.ts';

@@ -7,7 +7,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import { createBus } from '../../../src/bus.ts';
-import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
+import type { AdminCredentials } from '../../../src/http/account-access.ts';
 import { createApp } from '../../../src/http/app.ts';
 import type { InstanceRegistry } from '../../../src/supervisor/contract.ts';
 import {

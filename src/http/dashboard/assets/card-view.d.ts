@@ -1,7 +1,7 @@
 // Types of card-view.js for the daemon's TypeScript (the page itself is plain JavaScript).
 import type { InstanceStatus } from '../../../supervisor/status.ts';
 
-/** What a card reads of an instance's status (`GET /api/instances`); older daemons may leave `lastExit` out. */
+/** What a card reads of an instance's status (`GET /api/instances`): these fields, and any other it is given. */
 export type CardStatus = Pick<
   InstanceStatus,
   | 'key'
@@ -17,22 +17,7 @@ export type CardStatus = Pick<
   | 'canUpdate'
   | 'canRollback'
 > &
-  Partial<
-    Pick<
-      InstanceStatus,
-      | 'lastExit'
-      | 'maintenance'
-      | 'agones'
-      | 'disk'
-      | 'updateCheck'
-      | 'resources'
-      | 'players'
-      | 'controls'
-      | 'backup'
-      | 'restore'
-      | 'hub'
-    >
-  >;
+  Partial<InstanceStatus>;
 
 /** `hold` is one button for hold and release: its label says which. */
 export type CardAction = 'restart' | 'update' | 'stop' | 'rollback' | 'hold';
@@ -42,9 +27,6 @@ export const ACTIONS: readonly CardAction[];
 export function stateGroup(state: string): string;
 export function actionBlockers(status: CardStatus, rights?: readonly string[]): Record<CardAction, string>;
 export type Panel = 'log' | 'console' | 'backups' | 'backupNow' | 'restore' | 'files';
-export const ACTION_PERMISSION: Readonly<Record<CardAction, string>>;
-export const PANEL_PERMISSION: Readonly<Record<Panel, string>>;
-export function missingRight(rights: readonly string[] | undefined, permission: string, key: string): string;
 export function panelsAllowed(rights: readonly string[] | undefined): Record<Panel, boolean>;
 export function actionLabel(action: CardAction, status: CardStatus): string;
 export function cardFields(status: CardStatus, now: number): Record<string, string>;

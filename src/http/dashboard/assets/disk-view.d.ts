@@ -2,4 +2,3 @@
 import type { DiskReading } from '../../../bus.ts';
 
 export function lowDiskLines(statuses: ReadonlyArray<{ disk?: DiskReading[] }>): string[];
-export function showDiskBanner(el: Element | null, lines: string[]): void;

@@ -62,7 +62,7 @@ export function noticeFromUpdate(e: Update): Notice | null {
   }
   if (e.phase === 'failed' && e.during !== 'check') {
     const why = e.error ? ` (${e.error})` : '';
-    const message = `Server \`${e.key}\` could not install an update${asked}${why}; it keeps the build it had.`;
+    const message = `Server \`${e.key}\` could not install an update${e.by ? ` requested ${e.by}` : ''}${why}; it keeps the build it had.`;
     const n: Notice = { key: e.key, kind: 'update-failed', message, at: e.at };
     if (e.error) n.reason = e.error;
     return n;

@@ -55,7 +55,10 @@ test('notify-routes :: two routes with the real daemon: the install goes to one 
       await waitFor('the second install notice', () => players.messages.length >= 2, 15_000);
       assert.equal(
         players.messages.map((m) => m.content),
-        ['Server `demo` was updated to revision 1.', 'Server `demo` was updated to revision 2.'],
+        [
+          'Server `demo` was updated to revision 1.',
+          'Server `demo` was updated to revision 2 (requested with its API token from 127.0.0.1).',
+        ],
         'players got no crash',
       );
       assert.is(ops.messages.length, 1, 'ops got the crash once, and no install');

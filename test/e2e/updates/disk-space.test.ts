@@ -272,7 +272,7 @@ test('disk :: a disk that fills during the snapshot before the install fails the
     const message = await waitFor('an update-failed chat message', () => failed()[0], 30_000);
     assert.match(
       message.content,
-      /could not install an update \(not installed, the snapshot before it failed: the disk filled while taking a snapshot of u \(ENOSPC\); nothing was kept/,
+      /could not install an update requested with its API token from 127\.0\.0\.1 \(not installed, the snapshot before it failed: the disk filled while taking a snapshot of u \(ENOSPC\); nothing was kept/,
     );
     const after = await runningBuild(d, KEY, ctx.port, 'A', { notPid: before.status.pid });
     assert.is(after.status.revision, 'build-A', 'the installed build runs on');

@@ -133,11 +133,11 @@ test('totp :: turning one-time codes on ends the sessions the user had open', as
 test('totp :: no log or audit line holds the secret or a code', async ({ daemon }) => {
   const d = daemon!;
   const audit = join(d.dir, 'logs', 'audit.log');
-  const text = await waitFor('login lines in the audit log', async () => {
+  // The audit log is written behind the answers: wait for the line this test needs, not for the first one.
+  const text = await waitFor('a wrong-code login in the audit log', async () => {
     const t = await readFile(audit, 'utf8').catch(() => '');
-    return /"action":"login"/.test(t) ? t : undefined;
+    return /"action":"login".*"result":"wrong_code"/.test(t) ? t : undefined;
   });
-  assert.match(text, /"result":"wrong_code"/);
   assert.ok(sent.length > 5);
   for (const where of [text, d.log()]) {
     assert.not.ok(where.includes(SECRET), 'the secret');

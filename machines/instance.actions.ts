@@ -9,6 +9,7 @@ import {
   firstHang,
   type InstanceContext,
   type InstanceMachineEvent,
+  type MaintenanceContext,
   want,
 } from './instance.context.ts';
 import type {
@@ -175,6 +176,9 @@ export const lifecycleActions = {
   }),
 };
 
+/** A policy and asker given with `POST /update` belong to the check they asked for only. */
+const forgetAsk = (m: MaintenanceContext): MaintenanceContext => ({ ...m, updateWhen: null, updateBy: '' });
+
 export const buildActions = {
   recordInstall: set(({ context }, out: UpdateOutput) => ({
     revision: out.revision ?? context.revision,
@@ -212,15 +216,15 @@ export const buildActions = {
       enqueue.assign({ updatePending: true, updateBy: by });
       enqueue.raise({ type: 'UPDATE_FOUND', when: context.maintenance.updateWhen, by, at });
     }
-    // A policy and asker given with `POST /update` belong to this check only.
-    enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null, updateBy: '' } });
+    enqueue.assign({ maintenance: forgetAsk(context.maintenance) });
     enqueue.emit({ type: 'update-checked', available });
   }),
   reportCheckFailure: act(({ context, enqueue }, message: string) => {
-    enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null, updateBy: '' } });
+    enqueue.assign({ maintenance: forgetAsk(context.maintenance) });
     enqueue.emit({ type: 'check-failed', message });
   }),
-  rememberUpdateWhen: set(({ context, event }) => {
+  /** The policy and asker a `POST /update` gave, for the check it queued. */
+  rememberUpdateAsk: set(({ context, event }) => {
     if (event.type !== 'UPDATE_CHECK') return {};
     const m = context.maintenance;
     return { maintenance: { ...m, updateWhen: event.when ?? m.updateWhen, updateBy: event.by ?? m.updateBy } };

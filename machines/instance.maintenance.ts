@@ -160,10 +160,10 @@ export const updateCheckRegion = s.createStateConfig({
   initial: 'idle',
   on: { SHUTDOWN: '.off' },
   states: {
-    idle: { on: { UPDATE_CHECK: { target: 'queued', actions: 'rememberUpdateWhen' } } },
+    idle: { on: { UPDATE_CHECK: { target: 'queued', actions: 'rememberUpdateAsk' } } },
     queued: {
       always: { guard: not('installAhead'), target: 'running' },
-      on: { UPDATE_CHECK: { target: 'queued', actions: 'rememberUpdateWhen' } },
+      on: { UPDATE_CHECK: { target: 'queued', actions: 'rememberUpdateAsk' } },
     },
     running: {
       initial: 'once',
@@ -183,9 +183,9 @@ export const updateCheckRegion = s.createStateConfig({
         })),
       },
       states: {
-        once: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateWhen' } } },
+        once: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateAsk' } } },
         /** Another check was asked for: it runs when this one ends. */
-        again: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateWhen' } } },
+        again: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateAsk' } } },
       },
     },
     off: { type: 'final', tags: ['busy', 'shutting-down'] },

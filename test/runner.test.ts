@@ -26,11 +26,11 @@ test('schedule :: files start while their loads fit the cores, up to the most at
 test('schedule :: short files run in batches of about BATCH_SECONDS, in order; others, and those kept apart, alone', () => {
   const costs: Record<string, { seconds: number; cpu: number }> = {
     long: { seconds: 40, cpu: 9 },
-    busy: { seconds: 2, cpu: 1.5 },
-    a: { seconds: 2.5, cpu: 0.5 },
-    b: { seconds: 2.5, cpu: 0.2 },
+    busy: { seconds: 2, cpu: 3.5 },
+    a: { seconds: 6.5, cpu: 0.5 },
+    b: { seconds: 6.5, cpu: 0.2 },
     kept: { seconds: 1, cpu: 0.1 },
-    c: { seconds: 2.5, cpu: 0.3 },
+    c: { seconds: 6.5, cpu: 0.3 },
     d: { seconds: 1, cpu: 0.1 },
   };
   const got = units(
@@ -43,8 +43,8 @@ test('schedule :: short files run in batches of about BATCH_SECONDS, in order; o
     [['long'], ['busy'], ['a', 'b', 'c'], ['kept'], ['d'], ['new']],
     'a busy file, a never measured one and one kept apart run alone; a batch closes before BATCH_SECONDS',
   );
-  assert.equal(got[2]!.cost, { seconds: 7.5, cpu: 1 }, "a batch's cost is its files' added up");
-  assert.ok(7.5 + 1 > BATCH_SECONDS);
+  assert.equal(got[2]!.cost, { seconds: 19.5, cpu: 1 }, "a batch's cost is its files' added up");
+  assert.ok(19.5 + 1 > BATCH_SECONDS);
   assert.is(got[5]!.cost, undefined);
 });
 

@@ -29,9 +29,9 @@ export function mayStart(next: number, running: readonly number[], opts: { cores
 }
 
 /** A file measured under both of these last time is short: it runs in a batch with others (batch.ts). */
-export const SHORT: FileCost = { seconds: 3, cpu: 1 };
+export const SHORT: FileCost = { seconds: 10, cpu: 3 };
 /** A batch's files took about this long together last time, so a batch is no longer than a mid-sized file. */
-export const BATCH_SECONDS = 8;
+export const BATCH_SECONDS = 20;
 
 /** What the runner starts: one file, or a batch of short ones run one after another in one process. */
 export interface Unit {

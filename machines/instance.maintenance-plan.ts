@@ -1,8 +1,4 @@
-/**
- * The maintenance region's pure logic and actions. The machine has no clock: the supervisor stamps its maintenance
- * events (`at`), and the region's timers run from the latest stamp (`now`) on its monotonic half; the wall half only
- * dates what is shown and kept.
- */
+/** The maintenance region's logic and actions; its timers run from the latest stamp (`now`) on its monotonic half. */
 import { act, inState, set } from './instance.actions.ts';
 import type { MaintenanceContext } from './instance.context.ts';
 import type {
@@ -74,10 +70,7 @@ export const holdFor = (m: MaintenanceContext, req: { ms: number; reason: string
   now: req.at,
 });
 
-/**
- * The hold ends at `at` (released or run out): a pending action gets its full MaxDelayMinutes from now, so it still
- * waits for its moment instead of being forced at once. Decided on the monotonic clock; the deadline shown follows.
- */
+/** The hold ends at `at`: a pending action gets its full MaxDelayMinutes from then, not forced at once. */
 export function endHold(m: MaintenanceContext, at: Stamp): MaintenanceContext {
   const p = m.pending;
   const later = p !== null && at.mono + p.maxDelayMs > p.due;
@@ -106,11 +99,7 @@ export function restoreStep(saved: SavedMaintenance, adopted: boolean): RestoreS
   return 'pending';
 }
 
-/**
- * The region's context after the previous daemon's plan: its hold, and its pending action if it outlives it. A
- * saved plan has wall times only, and they are all two daemons share: its deadline and hold end are measured on the
- * monotonic clock from what the wall clock reads at `at` (a step of the wall clock while no daemon ran moves them).
- */
+/** After the previous daemon's plan, whose wall times (all two daemons share) are put on the monotonic clock at `at`. */
 export function restored(
   m: MaintenanceContext,
   saved: SavedMaintenance,

@@ -99,7 +99,7 @@ export function restoreStep(saved: SavedMaintenance, adopted: boolean): RestoreS
   return 'pending';
 }
 
-/** After the previous daemon's plan, whose wall times (all two daemons share) are put on the monotonic clock at `at`. */
+/** After the previous daemon's plan: its wall times (all two daemons share) put on the monotonic clock at `at`. */
 export function restored(
   m: MaintenanceContext,
   saved: SavedMaintenance,

@@ -95,8 +95,8 @@ export interface ExitInfo {
 }
 
 /**
- * Why the last server ended (status API): `crash` is an exit nobody asked for (`memory-limit` at the hard limit), `hang`
- * a kill after missed check-ins, `update` a clean exit while one was pending; the rest were asked for.
+ * Why the last server ended (status API): `crash` is an exit nobody asked for (`memory-limit` at the hard limit),
+ * `hang` a kill after missed check-ins, `update` a clean exit while one was pending; the rest were asked for.
  */
 export type ExitReason =
   | 'crash'

@@ -3,23 +3,10 @@ import type { InstanceEmitted } from '../../../machines/instance.types.ts';
 import type { Bus } from '../../bus.ts';
 import type { Logger } from '../../log.ts';
 
-type MaintenanceEmitted = Extract<
-  InstanceEmitted,
-  { type: 'maintenance-pending' | 'hold-began' | 'maintenance-done' | 'maintenance-step' }
->;
-
 const iso = (t: number) => new Date(t).toISOString();
 
-export function isMaintenanceFact(e: InstanceEmitted): e is MaintenanceEmitted {
-  return (
-    e.type === 'maintenance-pending' ||
-    e.type === 'hold-began' ||
-    e.type === 'maintenance-done' ||
-    e.type === 'maintenance-step'
-  );
-}
-
-export function announce(host: { key: string; bus: Bus; log: Logger }, e: MaintenanceEmitted, at: number): void {
+/** False for a fact that is not the maintenance region's. */
+export function announce(host: { key: string; bus: Bus; log: Logger }, e: InstanceEmitted, at: number): boolean {
   const { key, bus, log } = host;
   switch (e.type) {
     case 'maintenance-pending': {
@@ -64,5 +51,8 @@ export function announce(host: { key: string; bus: Bus; log: Logger }, e: Mainte
           e.forced ? 'maintenance deadline reached; restarting the server' : 'maintenance: restarting the server',
         );
       break;
+    default:
+      return false;
   }
+  return true;
 }

@@ -10,10 +10,7 @@ export type InstanceSnapshot = SnapshotFrom<typeof instanceMachine>;
 const action = (snap: InstanceSnapshot, state: 'forced' | 'carrying-out') =>
   snap.matches({ maintenance: { action: state } });
 
-/**
- * The plan to keep: the pending action and how far it got, and the hold, in wall times only (their monotonic
- * `due` and `ends` mean nothing to the next daemon, which measures from the wall times: `restored`).
- */
+/** The plan to keep, in wall times only: the monotonic `due` and `ends` mean nothing to the next daemon. */
 export function savedPlanOf(snap: InstanceSnapshot): SavedMaintenance {
   const { pending, hold } = snap.context.maintenance;
   const forced = action(snap, 'forced');
@@ -25,10 +22,7 @@ export function savedPlanOf(snap: InstanceSnapshot): SavedMaintenance {
   return { pending: { ...wall, asked, carried, forced }, hold: kept };
 }
 
-/**
- * Keeps the plan in data.json each time it changes (never twice the same). It starts once the previous daemon's plan
- * was handed to the machine, so the empty plan of a machine just made never overwrites it.
- */
+/** Keeps the plan in data.json as it changes; from `start`, so a new machine's empty plan never overwrites it. */
 export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>) {
   let kept: SavedMaintenance | null = null;
   let last: string | null = null;
@@ -67,10 +61,7 @@ function waitingFor(snap: InstanceSnapshot): WaitingFor {
 
 const iso = (t: number) => new Date(t).toISOString();
 
-/**
- * The `maintenance` field of the status JSON at `now` (monotonic: a hold is shown until its timer runs out, whatever
- * the wall clock did meanwhile; the times shown are the wall times it was stamped with).
- */
+/** The status's `maintenance` at `now` (monotonic: a hold shows until its timer runs out, whatever the wall does). */
 export function maintenanceStatus(
   snap: InstanceSnapshot,
   now: number,

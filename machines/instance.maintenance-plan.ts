@@ -58,18 +58,6 @@ export function beginPending(
   return { ...m, pending, now: req.at };
 }
 
-/** A hold begins, or a new one replaces the end of the one that stands (keeping its start). */
-export const holdFor = (m: MaintenanceContext, req: { ms: number; reason: string; at: Stamp }): MaintenanceContext => ({
-  ...m,
-  hold: {
-    since: m.hold?.since ?? req.at.wall,
-    until: req.at.wall + req.ms,
-    ends: req.at.mono + req.ms,
-    reason: req.reason,
-  },
-  now: req.at,
-});
-
 /** The hold ends at `at`: a pending action gets its full MaxDelayMinutes from then, not forced at once. */
 export function endHold(m: MaintenanceContext, at: Stamp): MaintenanceContext {
   const p = m.pending;
@@ -169,11 +157,14 @@ export const maintenanceActions = {
     if (event.type !== 'MAINTAIN') return;
     enqueue.raise(event.restore ? { type: 'RESTORE', id: event.restore } : { type: 'RESTART' });
   }),
+  /** A hold begins, or a new one replaces the end of the one that stands (keeping its start). */
   recordHold: act(({ context, enqueue, event }) => {
     if (event.type !== 'HOLD') return;
-    const next = holdFor(context.maintenance, event);
-    enqueue.assign({ maintenance: next });
-    if (context.maintenance.hold === null && next.hold !== null) enqueue.emit({ type: 'hold-began', hold: next.hold });
+    const { ms, reason, at } = event;
+    const was = context.maintenance.hold;
+    const hold: Hold = { since: was?.since ?? at.wall, until: at.wall + ms, ends: at.mono + ms, reason };
+    enqueue.assign({ maintenance: { ...context.maintenance, hold, now: at } });
+    if (was === null) enqueue.emit({ type: 'hold-began', hold });
   }),
   endHold: act(({ context, enqueue, event }, how: 'released' | 'expired') => {
     const { hold, now } = context.maintenance;

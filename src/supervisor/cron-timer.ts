@@ -20,7 +20,8 @@ export const realClock: TimerClock = {
 /** A fire the wall clock stepped past runs at most this late. */
 export const WALL_CHECK_MS = 10_000;
 
-export interface CronTimerOptions {
+/** The next fire is computed after each: missed fires (a stall, a step forward) make one run, not a burst. */
+export function cronTimer(opts: {
   /** 5 fields, or 6 with seconds first. */
   schedule: string;
   timeZone: string | undefined;
@@ -30,10 +31,7 @@ export interface CronTimerOptions {
   /** The next fire cannot be computed (a time zone gone from the system): the timer stops. */
   broken: (err: unknown) => void;
   clock?: TimerClock;
-}
-
-/** The next fire is computed after each: missed fires (a stall, a step forward) make one run, not a burst. */
-export function cronTimer(opts: CronTimerOptions) {
+}) {
   const clock = opts.clock ?? realClock;
   const lead = opts.leadMs ?? 0;
   let at: number | null = null;

@@ -31,8 +31,6 @@ import { createRunProcess } from './run-process.ts';
 import type { DownloadProgress } from './status.ts';
 import { type CheckRecord, createCheckActor, createUpdateActor } from './update-actors.ts';
 
-type InstanceActor = Actor<typeof instanceMachine>;
-
 const ms = (seconds: number) => Math.round(seconds * 1000);
 
 export function instanceTiming(config: ResolvedConfig, instance: ResolvedInstance): InstanceTiming {
@@ -99,7 +97,7 @@ export function createChart(parts: {
   let lastState: string | null = null;
   let actor = make();
 
-  function make(): InstanceActor {
+  function make(): Actor<typeof instanceMachine> {
     const processHost = createProcessHost(
       deps,
       () => actor.getSnapshot().context.revision,

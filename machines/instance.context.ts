@@ -232,12 +232,6 @@ export const inLoop = (c: InstanceContext): boolean =>
 
 export const exitOf = (event: InstanceMachineEvent): ExitInfo => {
   if (event.type !== 'PROCESS_EXITED') return { code: null, signal: null };
-  const { code, signal, failure, lastLine } = event;
-  return {
-    code,
-    signal,
-    ...(failure === undefined ? {} : { failure }),
-    ...(lastLine === undefined ? {} : { lastLine }),
-    ...limitOf(event),
-  };
+  const { type: _type, launchId: _launchId, ...exit } = event;
+  return exit;
 };

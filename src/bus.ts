@@ -214,10 +214,8 @@ export function createBus(): Bus {
   return mitt<BusEvents>();
 }
 
-export type BusHandlers = { [K in keyof BusEvents]?: (event: BusEvents[K]) => void };
-
 /** Subscribes each handler to its event; the function returned unsubscribes them all. */
-export function subscribe(bus: Bus, handlers: BusHandlers): () => void {
+export function subscribe(bus: Bus, handlers: { [K in keyof BusEvents]?: (event: BusEvents[K]) => void }): () => void {
   const entries = Object.entries(handlers) as Array<[keyof BusEvents, (event: BusEvents[keyof BusEvents]) => void]>;
   for (const [type, handler] of entries) bus.on(type, handler);
   return () => {

@@ -30,8 +30,18 @@ export async function lockFolders(
   opts: { command: string; platform?: NodeJS.Platform; answerTimeoutMs?: number },
 ): Promise<FolderLock> {
   const info: LockHolder = { pid: process.pid, urls: [], command: opts.command };
+  const announce = (urls: string[]) => {
+    info.urls = [...urls];
+  };
+  const unlocked = (unavailable: string): FolderLock => ({
+    mechanism: 'none',
+    unavailable,
+    announce,
+    refresh: async () => {},
+    release: async () => {},
+  });
   const platform = opts.platform ?? process.platform;
-  if (platform !== 'linux') return unlocked(info, `${platform} has no abstract Unix sockets`);
+  if (platform !== 'linux') return unlocked(`${platform} has no abstract Unix sockets`);
   const servers: Server[] = [];
   const held = new Set<string>();
   const take = async (folder: string, name: string): Promise<void> => {
@@ -59,15 +69,12 @@ export async function lockFolders(
   } catch (err) {
     await Promise.all(servers.map(closeServer));
     // A sandbox that forbids such sockets: run without the lock rather than not at all, and say so.
-    if (err instanceof LockUnavailable)
-      return unlocked(info, `abstract Unix sockets are refused here (${err.message})`);
+    if (err instanceof LockUnavailable) return unlocked(`abstract Unix sockets are refused here (${err.message})`);
     throw err;
   }
   return {
     mechanism: 'abstract-socket',
-    announce: (urls) => {
-      info.urls = [...urls];
-    },
+    announce,
     refresh: async () => {
       for (const f of folders) {
         const name = await inodeLockName(f);
@@ -88,18 +95,6 @@ class LockUnavailable extends Error {
   constructor(cause: Error) {
     super(cause.message, { cause });
   }
-}
-
-function unlocked(info: LockHolder, unavailable: string): FolderLock {
-  return {
-    mechanism: 'none',
-    unavailable,
-    announce: (urls) => {
-      info.urls = [...urls];
-    },
-    refresh: async () => {},
-    release: async () => {},
-  };
 }
 
 type Bound = { ok: true; server: Server } | { ok: false; code: string | undefined; error: Error };

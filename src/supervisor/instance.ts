@@ -93,14 +93,11 @@ export function createInstance(deps: InstanceDeps) {
     );
   }
 
-  function sendConsole(command: string): Promise<void> {
-    return sendConsoleCommand(`${deps.instance.dir}/${CONSOLE_FIFO}`, command);
-  }
-
-  function consoleSettings(): { commandsPerMinute: number } | null {
-    // Settings made without the parser (embedders, tests) may lack the key: off, as the parser's default.
-    return consoleOf(deps.instance.settings.Console ?? false);
-  }
+  const sendConsole = (command: string): Promise<void> =>
+    sendConsoleCommand(`${deps.instance.dir}/${CONSOLE_FIFO}`, command);
+  // Settings made without the parser (embedders, tests) may lack the key: off, as the parser's default.
+  const consoleSettings = (): { commandsPerMinute: number } | null =>
+    consoleOf(deps.instance.settings.Console ?? false);
 
   const abilities = () => ({
     canUpdate: deps.provider !== null,

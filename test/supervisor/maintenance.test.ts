@@ -11,8 +11,7 @@ import { type BusEvents, createBus } from '../../src/bus.ts';
 import { cronProblem, nextFire } from '../../src/config/cron.ts';
 import type { MaintenanceSettings } from '../../src/config/sections/maintenance.ts';
 import type { Logger } from '../../src/log.ts';
-import { announce } from '../../src/supervisor/maintenance/announce.ts';
-import { maintenanceStatus, savedPlanOf } from '../../src/supervisor/maintenance/plan.ts';
+import { announce, maintenanceStatus, savedPlanOf } from '../../src/supervisor/maintenance/plan.ts';
 import { createMaintenanceSchedule, type MaintenanceSchedule } from '../../src/supervisor/maintenance/schedule.ts';
 import { createHarness, type Harness, settle, stampAt } from '../machines/_support/harness.ts';
 

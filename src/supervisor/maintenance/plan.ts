@@ -1,7 +1,9 @@
-/** The maintenance region as data.json keeps it and the status shows it, read off the instance's snapshot. */
+/** The maintenance region read off the machine: its plan for data.json, its status, its facts for the bus and log. */
 import type { SnapshotFrom } from 'xstate';
 import type { instanceMachine } from '../../../machines/instance.ts';
-import type { SavedMaintenance } from '../../../machines/instance.types.ts';
+import type { InstanceEmitted, SavedMaintenance } from '../../../machines/instance.types.ts';
+import type { Bus } from '../../bus.ts';
+import type { Logger } from '../../log.ts';
 import type { MaintenancePolicy } from '../contract.ts';
 import type { MaintenanceStatus } from '../status.ts';
 
@@ -89,4 +91,56 @@ export function maintenanceStatus(
     staged,
     hold: h === null ? null : { reason: h.reason, since: iso(h.since), until: iso(h.until) },
   };
+}
+
+/** False for a fact that is not the maintenance region's. */
+export function announce(host: { key: string; bus: Bus; log: Logger }, e: InstanceEmitted, at: number): boolean {
+  const { key, bus, log } = host;
+  switch (e.type) {
+    case 'maintenance-pending': {
+      const p = e.pending;
+      log.info(`maintenance ${p.action} pending`, {
+        when: p.when,
+        source: p.source,
+        deadline: iso(p.deadline),
+        ...(p.reason ? { reason: p.reason } : {}),
+        ...(p.by ? { by: p.by } : {}),
+      });
+      bus.emit('instance:maintenance-pending', {
+        key,
+        kind: e.kind,
+        when: p.when,
+        deadline: p.deadline,
+        ...(p.reason ? { reason: p.reason } : {}),
+        ...(p.by ? { by: p.by } : {}),
+        at: p.since,
+      });
+      break;
+    }
+    case 'hold-began':
+      log.info('maintenance held', { until: iso(e.hold.until), reason: e.hold.reason });
+      bus.emit('instance:maintenance-pending', {
+        key,
+        kind: 'hold',
+        reason: e.hold.reason,
+        until: e.hold.until,
+        at: e.hold.since,
+      });
+      break;
+    case 'maintenance-done':
+      if (e.kind === 'hold') log.info(e.how === 'expired' ? 'maintenance hold ran out' : 'maintenance hold released');
+      bus.emit('instance:maintenance-done', { key, kind: e.kind, how: e.how, at });
+      break;
+    case 'maintenance-step':
+      if (e.step === 'ask-leave')
+        log.info('maintenance: asking the server to leave at the end of its round (POST /update)');
+      else
+        log.info(
+          e.forced ? 'maintenance deadline reached; restarting the server' : 'maintenance: restarting the server',
+        );
+      break;
+    default:
+      return false;
+  }
+  return true;
 }

@@ -146,9 +146,7 @@ export function createBackupHost(
       const entry = await forRollback();
       return entry === null ? null : { ...listing(entry), forRollback: true };
     },
-    async has(id) {
-      return (await backups.find(id)) !== null;
-    },
+    has: async (id) => (await backups.find(id)) !== null,
   };
 
   return {

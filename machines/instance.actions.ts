@@ -137,18 +137,14 @@ export const lifecycleActions = {
     }
     enqueue.emit({ type: 'checkin', launchId: context.launchId });
   }),
-  /**
-   * A run lasted stableRunMs after its first check-in. One whose check-in is overdue now may be hanging: it is not
-   * stable yet, so the loop is not forgotten; it is asked again after another stableRunMs.
-   */
+  /** A run lasted stableRunMs: one whose check-in is overdue may be hanging, so it is asked again later. */
   endLoopIfStable: act(({ enqueue, check }) => {
     if (check(inState('#instance.lifecycle.server.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
     else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
   }),
   /** The current process exited (`classifyExit`). */
   recordExit: act(({ context, enqueue, event, check }) => {
-    // Asked to leave at its round end for a restart (maintenance, `restart?when=RoundEnd`): a clean exit is that
-    // restart, not an exit nobody asked for.
+    // Asked to leave at its round end for a restart: a clean exit is that restart.
     const leftForRestart =
       check(inState('#instance.maintenance.action.pending.waiting.RoundEnd.asked')) &&
       context.maintenance.pending?.action === 'restart';
@@ -165,9 +161,8 @@ export const lifecycleActions = {
   retry: set({ retrying: true }),
   spendIntent: set({ exitIntent: null }),
   /**
-   * A failed runProcess actor is an exit with unknown status of the current launch. The error event names no
-   * launch, so it counts only if the `process` child now held is the one that failed. (The graph traversal's
-   * stand-in `self` holds no children; there the error counts.)
+   * A failed runProcess is an exit of unknown status; its error names no launch, so it counts only if the held
+   * `process` child failed (the graph traversal's stand-in `self` holds none: there it counts).
    */
   exitOnActorFailure: act(({ context, self, enqueue }) => {
     const held = self.getSnapshot().children?.process;

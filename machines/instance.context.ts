@@ -21,11 +21,11 @@ import type {
 export interface MaintenanceContext {
   pending: PendingAction | null;
   hold: Hold | null;
-  /** The supervisor's stamp on its last maintenance event, or the moment a timer of the region ran out at. */
+  /** The last maintenance event's stamp, or when a timer of the region ran out. */
   now: Stamp;
-  /** The policy a check asked for with `update?when=` gives the build it finds; null: `Maintenance.When`. */
+  /** The policy `update?when=` gives the build its check finds; null: `Maintenance.When`. */
   updateWhen: MaintenancePolicy | null;
-  /** Who asked for that check (`POST /update`, as the audit names them); '' for a schedule or the daemon's own. */
+  /** Who asked for that check; '' for a schedule or the daemon's own. */
   updateBy: string;
   rules: MaintenanceRules;
 }
@@ -48,7 +48,7 @@ export interface InstanceContext {
   loopHangs: number;
   /** Run the update actor before the next launch. True at daemon start. */
   updatePending: boolean;
-  /** Who asked for the check that found the build waiting to install; '' when nobody did. Named in its notices. */
+  /** Who asked for the check that found the waiting build; '' when nobody did. */
   updateBy: string;
   /** Who asked for the last STOP, and when ('' when unknown). */
   stop: { by: string; at: string };
@@ -65,11 +65,8 @@ export interface InstanceContext {
 }
 
 /**
- * InstanceEvent plus the machine's own, raised by one region for the others: the delayed STABLE (a run lasted
- * `stableRunMs` after its first check-in); UPDATE_FOUND when a check finds a build (`when`: the policy the check was
- * asked with, `at`: when it answered); SERVER_GONE when the current server exited and LAUNCHED when one was launched,
- * for the maintenance region; RESUMED when the lifecycle took a restart, rollback or restore (or a start), which
- * ends an operator's stop (the `operatorStop` region).
+ * Plus the events regions raise for each other: STABLE (a run lasted `stableRunMs`), UPDATE_FOUND, SERVER_GONE and
+ * LAUNCHED (for maintenance), RESUMED (a restart, rollback, restore or start ends an operator's stop).
  */
 export type InstanceMachineEvent =
   | InstanceEvent
@@ -94,12 +91,12 @@ export function want(current: ExitIntent | null, next: ExitIntent): ExitIntent {
   return current !== null && RANK[current] > RANK[next] ? current : next;
 }
 
-/** The crash-loop back-off before relaunch number `crashStreak` (≥ 2): doubling from the initial delay, capped. */
+/** Before relaunch number `crashStreak` (≥ 2): doubling from the initial delay, capped. */
 export function backoffMs(timing: InstanceTiming, crashStreak: number): number {
   return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, crashStreak - 2), timing.backoffMaxMs);
 }
 
-/** The wait before retrying blocked launch number `attempts` (≥ 1): the initial back-off, doubling, capped. */
+/** Before retrying blocked launch number `attempts` (≥ 1): doubling from the initial delay, capped. */
 export function blockedBackoffMs(timing: InstanceTiming, attempts: number): number {
   return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, attempts - 1), timing.backoffMaxMs);
 }
@@ -136,22 +133,14 @@ export const atMemoryLimit = (mb: number): string => `killed at its memory limit
 
 export const unclean = (exit: ExitInfo | null): boolean => exit !== null && (exit.code !== 0 || exit.signal !== null);
 
-/**
- * A hang is the first of its loop (it is told, and dumped): no hang since the last stable run and, before a
- * check-in, no startup failure yet. Later hangs of the loop are killed without either, a relaunch that hangs
- * before it checks in too (on a starved machine the loop's relaunches can: that is still the same loop).
- */
+/** A loop's first hang is told and dumped; later ones, before a check-in too (a starved host), only killed. */
 export const firstHang = (c: InstanceContext): boolean => c.loopHangs === 0 && (c.checkedIn || c.startupFailures === 0);
 
 /** An exit nobody asked for, before a first check-in, that reaches the limit while no new build could help. */
 export const givesUp = (c: InstanceContext): boolean =>
   !c.checkedIn && !c.updatePending && c.startupFailures >= c.timing.startupFailureLimit;
 
-/**
- * `decide` was entered for a relaunch nobody asked for: after a crash or hang kill (intent `crash`), at the end of
- * a crash loop's back-off, or to retry a blocked launch. A server at its startup-failure limit is not one: a new
- * build may be what it needs.
- */
+/** A relaunch nobody asked for (crash, back-off, blocked retry); not at the startup-failure limit: a build may help. */
 export const unaskedRelaunch = (c: InstanceContext): boolean =>
   (c.exitIntent === 'crash' || c.retrying) && c.startupFailures < c.timing.startupFailureLimit;
 
@@ -173,9 +162,7 @@ function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
 }
 
 /**
- * The current process exited: how it counts and what is said about it, decided once, here. An exit nobody asked
- * for, and a hang kill, become intent `crash`, which `decide` reads to give up or back off: a hang counts like a
- * crash. The first hang's alert was sent when it was killed (`killHung`); the exit adds the loop's.
+ * How an exit counts and is told, decided once: unasked exits and hang kills become intent `crash` for `decide`.
  * `leftForRestart`: the server was asked to leave at its round end for a restart.
  */
 export function classifyExit(
@@ -245,12 +232,6 @@ export const inLoop = (c: InstanceContext): boolean =>
 
 export const exitOf = (event: InstanceMachineEvent): ExitInfo => {
   if (event.type !== 'PROCESS_EXITED') return { code: null, signal: null };
-  const { code, signal, failure, lastLine } = event;
-  return {
-    code,
-    signal,
-    ...(failure === undefined ? {} : { failure }),
-    ...(lastLine === undefined ? {} : { lastLine }),
-    ...limitOf(event),
-  };
+  const { type: _type, launchId: _launchId, ...exit } = event;
+  return exit;
 };

@@ -1,8 +1,4 @@
-/**
- * The maintenance region's pure logic and actions. The machine has no clock: the supervisor stamps its maintenance
- * events (`at`), and the region's timers run from the latest stamp (`now`) on its monotonic half; the wall half only
- * dates what is shown and kept.
- */
+/** The maintenance region's logic and actions; its timers run from the latest stamp (`now`) on its monotonic half. */
 import { act, inState, set } from './instance.actions.ts';
 import type { MaintenanceContext } from './instance.context.ts';
 import type {
@@ -62,22 +58,7 @@ export function beginPending(
   return { ...m, pending, now: req.at };
 }
 
-/** A hold begins, or a new one replaces the end of the one that stands (keeping its start). */
-export const holdFor = (m: MaintenanceContext, req: { ms: number; reason: string; at: Stamp }): MaintenanceContext => ({
-  ...m,
-  hold: {
-    since: m.hold?.since ?? req.at.wall,
-    until: req.at.wall + req.ms,
-    ends: req.at.mono + req.ms,
-    reason: req.reason,
-  },
-  now: req.at,
-});
-
-/**
- * The hold ends at `at` (released or run out): a pending action gets its full MaxDelayMinutes from now, so it still
- * waits for its moment instead of being forced at once. Decided on the monotonic clock; the deadline shown follows.
- */
+/** The hold ends at `at`: a pending action gets its full MaxDelayMinutes from then, not forced at once. */
 export function endHold(m: MaintenanceContext, at: Stamp): MaintenanceContext {
   const p = m.pending;
   const later = p !== null && at.mono + p.maxDelayMs > p.due;
@@ -106,11 +87,7 @@ export function restoreStep(saved: SavedMaintenance, adopted: boolean): RestoreS
   return 'pending';
 }
 
-/**
- * The region's context after the previous daemon's plan: its hold, and its pending action if it outlives it. A
- * saved plan has wall times only, and they are all two daemons share: its deadline and hold end are measured on the
- * monotonic clock from what the wall clock reads at `at` (a step of the wall clock while no daemon ran moves them).
- */
+/** After the previous daemon's plan: its wall times (all two daemons share) put on the monotonic clock at `at`. */
 export function restored(
   m: MaintenanceContext,
   saved: SavedMaintenance,
@@ -180,11 +157,14 @@ export const maintenanceActions = {
     if (event.type !== 'MAINTAIN') return;
     enqueue.raise(event.restore ? { type: 'RESTORE', id: event.restore } : { type: 'RESTART' });
   }),
+  /** A hold begins, or a new one replaces the end of the one that stands (keeping its start). */
   recordHold: act(({ context, enqueue, event }) => {
     if (event.type !== 'HOLD') return;
-    const next = holdFor(context.maintenance, event);
-    enqueue.assign({ maintenance: next });
-    if (context.maintenance.hold === null && next.hold !== null) enqueue.emit({ type: 'hold-began', hold: next.hold });
+    const { ms, reason, at } = event;
+    const was = context.maintenance.hold;
+    const hold: Hold = { since: was?.since ?? at.wall, until: at.wall + ms, ends: at.mono + ms, reason };
+    enqueue.assign({ maintenance: { ...context.maintenance, hold, now: at } });
+    if (was === null) enqueue.emit({ type: 'hold-began', hold });
   }),
   endHold: act(({ context, enqueue, event }, how: 'released' | 'expired') => {
     const { hold, now } = context.maintenance;

@@ -1,8 +1,6 @@
 /**
- * The maintenance region: scheduled restarts, restarts asked for a moment, and found updates, carried out at the
- * moment `Maintenance.When` names or forced at their deadline (MaxDelayMinutes), and a hold that defers all but a
- * person's requests. `action`: `idle` → `pending` (on the hold, or for its moment; the deadline runs) →
- * `carrying-out` or `forced` (a graceful RESTART) → `idle` once the server is gone. `hold`: `free` or `held`.
+ * The maintenance region: restarts and found updates carried out at `Maintenance.When`'s moment or forced at their
+ * deadline, and a hold that defers all but a person's requests. Then the `updateCheck` region.
  */
 import { and, not, or } from 'xstate';
 import { errorMessage } from './instance.context.ts';
@@ -34,8 +32,7 @@ export const maintenanceRegion = s.createStateConfig({
           on: {
             MAINTAIN: [
               { guard: 'serverLive', target: 'pending', actions: 'beginPending' },
-              // Without a running server there is no moment to wait for (nobody plays): a plain restart (or
-              // restore), at once.
+              // Without a running server nobody plays: a plain restart (or restore), at once.
               { guard: 'requested', actions: 'restartNow' },
             ],
             // Without a server the next launch installs it, unless a hold makes that wait.
@@ -152,10 +149,7 @@ export const maintenanceRegion = s.createStateConfig({
   },
 });
 
-/**
- * The `updateCheck` region: one check at a time, one asked for meanwhile remembered (a build may have been published
- * since); a found build is raised as UPDATE_FOUND for the maintenance region.
- */
+/** One check at a time; one asked meanwhile runs after (a build may have been published since). */
 export const updateCheckRegion = s.createStateConfig({
   initial: 'idle',
   on: { SHUTDOWN: '.off' },

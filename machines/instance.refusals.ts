@@ -1,7 +1,4 @@
-/**
- * Why a control request is refused: the machine decides (`snapshot.can`), the state's tags say why. Requests that
- * need something outside the machine (an update provider, a kept previous build) are refused by what is missing.
- */
+/** Why a control request is refused: the machine decides (`snapshot.can`), the state's tags say why. */
 import type { InstanceEvent, MaintenancePolicy, Stamp } from './instance.types.ts';
 
 /** How a control action was asked for; `at` is the supervisor's stamp, the machine has no clock. */
@@ -10,9 +7,8 @@ export interface ControlArgs {
   when?: MaintenancePolicy;
   /** `by boss from 10.0.0.5`; '' when unknown. */
   by?: string;
-  /** Rollback: also put back the data snapshot taken before the installed build was installed. */
+  /** Rollback: also put back the snapshot taken before the installed build came. */
   withData?: boolean;
-  /** Restore: the snapshot to put back. */
   snapshot?: string;
   at?: Stamp;
 }
@@ -39,10 +35,7 @@ export const CONTROL_EVENT = {
 export type ControlAction = keyof typeof CONTROL_EVENT;
 export const CONTROL_ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];
 
-/**
- * The event a control request sends. A restart at a moment (`when`), and a restore unless `Now`, are MAINTAIN: they
- * wait for their moment as maintenance does. Whether the machine takes one is still asked of the table's event.
- */
+/** A restart with `when`, and a restore unless `Now`, are MAINTAIN: they wait for their moment as maintenance does. */
 export function controlEvent(action: ControlAction, args: ControlArgs): InstanceEvent {
   const { when, snapshot, by, at = NO_STAMP } = args;
   const asker = by ? { by } : {};
@@ -71,7 +64,6 @@ export const BUSY_REASONS = {
 
 export type BusyTag = keyof typeof BUSY_REASONS;
 
-/** What `refusalOf` reads of a machine snapshot. */
 export interface ControlView {
   status: string;
   tags: ReadonlySet<string>;
@@ -82,7 +74,7 @@ export interface ControlView {
 export interface ControlFacts {
   canUpdate: boolean;
   canRollback: boolean;
-  /** The provider's UpdateType: a Dummy update installs no build, so it leaves no previous one either. */
+  /** A Dummy update installs no build, so it leaves no previous one either. */
   updateType?: string;
 }
 
@@ -98,7 +90,7 @@ export function refusalOf(snapshot: ControlView, action: ControlAction, facts: C
   return null;
 }
 
-/** Why the machine itself cannot take `action` now (its state is busy with something), or null. */
+/** Why the machine itself cannot take `action` now, or null. */
 export function busyRefusal(snapshot: ControlView, action: ControlAction): string | null {
   if (snapshot.status !== 'active') return BUSY_REASONS['shutting-down'];
   if (snapshot.can(CONTROL_EVENT[action]({}))) return null;

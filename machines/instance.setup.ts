@@ -28,37 +28,17 @@ import type {
   UpdateOutput,
 } from './instance.types.ts';
 
-export interface ProcessInput {
-  key: string;
-  launchId: number;
-  /** Set when adopting a server left by the previous daemon instead of spawning one. */
-  adoptPid: number | null;
-}
-
-export interface UpdateInput {
-  key: string;
-  revision: string | null;
-  /** Who asked for the build (`POST /update`); '' or absent when nobody did. Its bus events name them. */
-  by?: string;
-}
+/** `adoptPid`: adopt the previous daemon's server instead of spawning one. */
+export type ProcessInput = { key: string; launchId: number; adoptPid: number | null };
+/** `by`: who asked for the build (`POST /update`), named in its bus events. */
+export type UpdateInput = { key: string; revision: string | null; by?: string };
 export type CheckInput = UpdateInput;
-
 export type PlayersInput = { key: string };
-
-/** To the `maintenanceSchedule` actor: the settings changed, compute the next fires again. */
+/** The settings changed: compute the next fires again. */
 export type ScheduleCommand = { type: 'RESCHEDULE' };
-
-export interface RollbackInput {
-  key: string;
-  /** Also restore the snapshot taken before the build being removed was installed. */
-  withData: boolean;
-}
-
-/** The `restore` actor saves a `before-restore` snapshot, then puts snapshot `id` back. */
-export interface RestoreInput {
-  key: string;
-  id: string;
-}
+/** `withData`: also restore the snapshot taken before the build being removed was installed. */
+export type RollbackInput = { key: string; withData: boolean };
+export type RestoreInput = { key: string; id: string };
 
 const notProvided = (name: string) => () => {
   throw new Error(`instance machine: actor "${name}" not provided; supply it with instanceMachine.provide({ actors })`);
@@ -103,10 +83,7 @@ export const instanceSetup = setup({
     stopRequested: ({ context }) => context.exitIntent === 'stop',
     rollbackRequested: ({ context }) => context.exitIntent === 'rollback',
     restoreRequested: ({ context }) => context.exitIntent === 'restore',
-    /**
-     * An install runs, or is about to (`decide` may enter `updating`; a failing server relaunches for a found build):
-     * a check asked for meanwhile waits for it, so it looks from the revision installed and never beside the install.
-     */
+    // An install runs or is about to: a check asked meanwhile waits, to look from the revision it installs.
     installAhead: or([
       stateIn('#instance.lifecycle.updating'),
       stateIn('#instance.lifecycle.decide'),
@@ -136,10 +113,7 @@ export const instanceSetup = setup({
     /** A build found by a check asked with `?when=`: it replaces what is pending, as a person's request does. */
     updateRequested: ({ event }) => event.type === 'UPDATE_FOUND' && event.when !== null,
     noPlayers: (_, players: number | null) => players === 0,
-    /**
-     * A pending update waits: a server that crashes during a hold comes back on the installed build and the update
-     * stays pending until the hold ends (crash handling is never held, the install it would bring is).
-     */
+    // A crash during a hold relaunches the installed build; the update waits for the hold's end.
     installHeld: and([({ context }) => unaskedRelaunch(context), 'held']),
     restores: ({ event }, step: RestoreStep) =>
       event.type === 'RESTORE_MAINTENANCE' && restoreStep(event.saved, event.adopted) === step,

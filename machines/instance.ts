@@ -1,9 +1,6 @@
 /**
- * The instance statechart (docs/statechart.md), one per instance; pure: `src/supervisor` provides its actors.
- * Regions: `lifecycle` and `operatorStop` here, `updateCheck` and `maintenance` in instance.maintenance.ts. The
- * process is invoked by `server`, the parent of every state that has one, so it lives exactly as long as the
- * instance is in there. Every launch and every way out of a server passes the transient `decide`, which reads
- * `exitIntent` and `updatePending`.
+ * The instance statechart (docs/statechart.md); `src/supervisor` provides its actors. `updateCheck` and `maintenance`
+ * are in instance.maintenance.ts. Every launch and every end of a server passes the transient `decide`.
  */
 import { and, assign, not, sendTo } from 'xstate';
 import { errorMessage } from './instance.context.ts';
@@ -38,7 +35,7 @@ const stopFor = (intent: 'restart' | 'rollback' | 'restore', what: string, note?
     ],
   }) as const;
 
-/** A server process is owned (see above); every way out goes to `decide`. */
+/** Invokes the process, so it lives exactly as long as the instance is in here; every way out goes to `decide`. */
 const serverState = s.createStateConfig({
   initial: 'starting',
   entry: 'beginLaunch',
@@ -78,8 +75,7 @@ const serverState = s.createStateConfig({
     },
     running: { after: { degradedAfter: 'awaiting-checkin' } },
     'awaiting-checkin': { after: { hangAfter: { target: toStopping, actions: 'killHung' } } },
-    // No timer here: runProcess escalates (up to SIGKILL of the process group, whose exit always follows); it alone
-    // knows what it asked and when.
+    // No timer: runProcess escalates up to SIGKILL of the process group, whose exit always follows.
     stopping: {},
   },
 });
@@ -150,9 +146,8 @@ export const instanceMachine = s.createMachine({
             },
             failing: {
               on: {
-                // A new build may fix what kept failing: reset the count and try it (the real watchdog keeps the
-                // count at the limit, so the next failure gives up again at once).
-                // Not while an operator's stop stands: a found build never starts a stopped instance.
+                // A new build may fix it: a fresh count (the real watchdog's stays at the limit). Never while an
+                // operator's stop stands.
                 UPDATE_FOUND: {
                   guard: not('operatorStopped'),
                   target: toDecide,
@@ -246,10 +241,7 @@ export const instanceMachine = s.createMachine({
         exited: { type: 'final', tags: ['busy', 'shutting-down'] },
       },
     },
-    /**
-     * The operator's stop (the status's `stoppedBy`): from a STOP, through daemon restarts (the input remembers it),
-     * reloads and update checks, until the lifecycle takes a restart, rollback or restore (RESUMED).
-     */
+    /** The operator's stop (`stoppedBy`): from a STOP, across daemon restarts, until a restart, rollback or restore. */
     operatorStop: {
       initial: 'remembered',
       on: { SHUTDOWN: '.off' },

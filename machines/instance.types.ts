@@ -1,19 +1,11 @@
-/**
- * The contract between the instance statechart (pure) and src/supervisor, which provides its actors: input, events,
- * emitted facts, what the actors give back, and the maintenance plan. Types only.
- */
+/** The statechart's contract with src/supervisor, which provides its actors. Types only. */
 
-/**
- * A moment as the supervisor stamps its maintenance events. `wall` (epoch ms) is for what a person reads and what
- * data.json keeps; `mono` (the daemon's monotonic clock, ms) is what every deadline and hold is measured on, so a
- * step of the wall clock (NTP, a VM resume, `date -s`) neither ends a hold early nor forces a restart late.
- */
+/** `wall` (epoch ms) is shown and kept; deadlines and holds run on `mono`, so a wall-clock step moves none. */
 export interface Stamp {
   wall: number;
   mono: number;
 }
 
-/** `Maintenance.When`. */
 export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
 
 export interface MaintenanceRules {
@@ -24,19 +16,16 @@ export interface MaintenanceRules {
   pollMs: number;
 }
 
-/**
- * What began a pending action: a `RestartSchedule` fire (`schedule`), a found update (`update`), or a person's
- * request with `?when=` (`request`). Only the first two wait for a hold: a person who names a moment means it.
- */
+/** Only `schedule` and `update` wait for a hold: a person who names a moment (`?when=`) means it. */
 export type PendingSource = 'schedule' | 'update' | 'request';
 
-/** A restart or update waiting for its moment, as data.json keeps it (wall times). */
+/** As data.json keeps it (wall times). */
 export interface SavedPending {
   action: 'restart' | 'update';
   source: PendingSource;
   when: MaintenancePolicy;
   since: number;
-  /** When it is forced (MaxDelayMinutes after it began or a hold ended). */
+  /** Forced then: MaxDelayMinutes after it began or a hold ended. */
   deadline: number;
   maxDelayMs: number;
   /** Why the daemon itself asked (a memory limit passed); told with the pending notice. */
@@ -63,10 +52,7 @@ export interface Hold extends SavedHold {
   ends: number;
 }
 
-/**
- * The plan data.json keeps for the next daemon. `asked`: the server was told to leave at its round end; `carried`: its
- * shutdown was asked for; `forced`: by the deadline.
- */
+/** For the next daemon. `asked`: told to leave at its round end; `carried`: shutdown asked; `forced`: by deadline. */
 export interface SavedMaintenance {
   pending: (SavedPending & { asked: boolean; carried: boolean; forced: boolean }) | null;
   hold: SavedHold | null;
@@ -75,16 +61,16 @@ export interface SavedMaintenance {
 export type MaintenanceOutcome = 'done' | 'forced' | 'released' | 'expired' | 'dropped';
 export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';
 
-/** Every wait the machine makes, in milliseconds (`TimeoutSeconds`, `Timing.*`). */
+/** `TimeoutSeconds` and `Timing.*`, in ms. */
 export interface InstanceTiming {
-  /** `TimeoutSeconds`: no check-in for this long (since launch or the last check-in) is a hang. */
+  /** No check-in for this long (since launch or the last check-in) is a hang. */
   checkinTimeoutMs: number;
-  /** Crash-loop back-off: the second relaunch waits this, doubling up to the cap. */
+  /** The second relaunch of a crash loop waits this, doubling up to the cap. */
   backoffInitialMs: number;
   backoffMaxMs: number;
-  /** A run this long after its first check-in ends a crash loop (back-off and loop notification reset). */
+  /** A run this long after its first check-in ends a crash loop. */
   stableRunMs: number;
-  /** Consecutive exits before a first check-in that make the instance give up (`stopped.failing`). */
+  /** Exits before a first check-in that make the instance give up (`stopped.failing`). */
   startupFailureLimit: number;
 }
 
@@ -93,26 +79,24 @@ export interface InstanceInput {
   timing: InstanceTiming;
   revision: string | null;
   maintenance?: MaintenanceRules;
-  /** The operator's stop data.json remembers: the instance starts in `operatorStop.stopped`. */
+  /** An operator's stop data.json remembers: it starts in `operatorStop.stopped`. */
   stop?: { by: string; at: string } | null;
 }
 
 export interface ExitInfo {
   code: number | null;
   signal: string | null;
-  /** Set when no server ran: why the launch failed (`cannot launch bin/x: ENOENT … check RunCommand`). */
+  /** No server ran: why the launch failed. */
   failure?: string;
-  /** The server's last line of output, when it wrote one: often the reason it ended (`EADDRINUSE`). */
+  /** The server's last output line: often why it ended (`EADDRINUSE`). */
   lastLine?: string;
-  /** The kernel killed the launch at its hard memory limit (`Limits.MemoryMB`). */
+  /** Killed by the kernel at `Limits.MemoryMB`. */
   memoryLimitMB?: number;
 }
 
 /**
- * Why the last server process ended, as the status API shows it: an exit nobody asked for is a `crash` (clean or
- * not: the code tells; `memory-limit` when the kernel killed it at its hard limit), a kill after missed check-ins a
- * `hang`, a clean exit while an update was pending an `update`; the others were requested (a rollback's shutdown is a
- * `restart`). `launch-failed`: no server ran.
+ * Why the last server ended (status API): `crash` is an exit nobody asked for (`memory-limit` at the hard limit),
+ * `hang` a kill after missed check-ins, `update` a clean exit while one was pending; the rest were asked for.
  */
 export type ExitReason =
   | 'crash'
@@ -130,10 +114,7 @@ export interface LastExit extends Pick<ExitInfo, 'code' | 'signal' | 'memoryLimi
   detail: string | null;
 }
 
-/**
- * Why the current server process is going away, or went away: `crash` marks an exit nobody asked for; the others are
- * requests, and when two meet the stronger one wins (`want` in instance.context.ts).
- */
+/** Why the server is going: `crash` was not asked for; of two requests the stronger wins (`want`). */
 export type ExitIntent = 'crash' | 'hang' | 'stop' | 'restart' | 'rollback' | 'restore' | 'shutdown';
 
 export type InstanceEvent =
@@ -151,21 +132,15 @@ export type InstanceEvent =
   /** Put the data snapshot `id` back and relaunch. */
   | { type: 'RESTORE'; id: string }
   | { type: 'CHECKIN'; launchId: number }
-  /** The launch's check-in secret before the spawn (a fast server checks in early), then again with the pid. */
+  /** The secret before the spawn (a fast server checks in early), then again with the pid. */
   | { type: 'PROCESS_STARTED'; launchId: number; secret: string; pid: number | null }
   | ({ type: 'PROCESS_EXITED'; launchId: number } & ExitInfo)
-  /**
-   * The launch could not happen through no fault of the server's (the daemon out of descriptors or memory, the game
-   * port still held): no process ran, nothing counts against the server, it is retried.
-   */
+  /** No process ran, through no fault of the server's (descriptors, memory, a held port): retried, not counted. */
   | { type: 'PROCESS_BLOCKED'; launchId: number; kind: LaunchBlockKind; message: string }
   /** The daemon is exiting: persist=true detaches from the server, false shuts it down gracefully. */
   | { type: 'SHUTDOWN'; persist: boolean }
   | { type: 'CONFIG'; timing: InstanceTiming; maintenance?: MaintenanceRules }
-  /**
-   * A restart at a moment: a person's `restart?when=` (`request`, never held; done at once without a server) or a
-   * `RestartSchedule` fire (`schedule`, skipped without a server). `at`: the supervisor's stamp (`Stamp`).
-   */
+  /** A restart at a moment: `request` (`?when=`, never held, at once without a server) or a `schedule` fire. */
   | {
       type: 'MAINTAIN';
       source: 'schedule' | 'request';
@@ -182,7 +157,7 @@ export type InstanceEvent =
   /** The plan the previous daemon left; a pending action outlives it only with an adopted server. */
   | { type: 'RESTORE_MAINTENANCE'; saved: SavedMaintenance; adopted: boolean; at: Stamp };
 
-/** Why a launch was blocked: the daemon's resources (EMFILE, ENFILE, EAGAIN, ENOMEM) or a game port still held. */
+/** The daemon's resources (EMFILE, ENFILE, EAGAIN, ENOMEM) or a game port still held. */
 export type LaunchBlockKind = 'resources' | 'port';
 
 /** From the first blocked launch to the next launch that spawns (or a stop). */
@@ -226,10 +201,7 @@ export type InstanceEmitted =
   | { type: 'launch-blocked'; kind: LaunchBlockKind; message: string; attempts: number; retryMs: number }
   | { type: 'launch-unblocked'; kind: LaunchBlockKind; attempts: number };
 
-/**
- * Commands to the `process` child (runProcess). Once the server is being shut down or killed, a later
- * STOP_GRACEFULLY, LEAVE or NOTIFY_UPDATE is ignored: a second request changes only what the machine does after.
- */
+/** To the `process` child; once the server is going, a later STOP_GRACEFULLY, LEAVE or NOTIFY_UPDATE is moot. */
 export type ProcessCommand =
   /** Graceful shutdown: POST /shutdown, wait for the exit, then kill the process group. */
   | { type: 'STOP_GRACEFULLY'; reason: string }
@@ -237,7 +209,7 @@ export type ProcessCommand =
   | { type: 'LEAVE' }
   /** POST /update; a delivery failure is only logged. */
   | { type: 'NOTIFY_UPDATE' }
-  /** Hang: dump if configured and `dump` (the first hang of a loop only), then kill the process group. */
+  /** Dump if configured and `dump` (a loop's first hang), then kill the process group. */
   | { type: 'KILL'; reason: 'hang'; dump: boolean }
   /** PersistServers: forget the process without killing it. */
   | { type: 'DETACH' };

@@ -30,19 +30,15 @@ export const NOTICE_KINDS = [
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
-/**
- * A notification for people, as the chat routes take it. Alerts, updates and maintenance events are turned into
- * notices by the notifier itself; `instance:notice` carries one from anywhere else.
- */
+/** A notification for people; `instance:notice` carries one from anywhere but what the notifier words itself. */
 export interface Notice {
   /** '' for a notice about the daemon's host (disk space), which every route wanting its kind gets. */
   key: string;
   kind: NoticeKind;
-  /** The whole story in one line (a Text message, an Embed's description), the key in backticks. */
+  /** The whole story in one line, the key in backticks. */
   message: string;
-  /** The embed title's words (`Scheduled restart pending`); by default the kind's. */
+  /** The embed title; by default the kind's. */
   title?: string;
-  /** Why, in a few words. */
   reason?: string;
   exit?: { code: number | null; signal: string | null } | null;
   revision?: string | null;
@@ -55,9 +51,8 @@ export interface Notice {
 export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install' | 'done' | 'none' | 'failed';
 
 /**
- * Domain facts. Producers emit, and loggers, the notifier, metrics, the audit log and the dashboard subscribe.
- * Handlers must not throw: mitt calls them synchronously inside the producer. One naming scheme: `instance:<fact>`
- * for a fact about one instance (it carries its `key`), `daemon:<fact>` for the daemon's own.
+ * Domain facts: `instance:<fact>` (with its `key`) or `daemon:<fact>`. Handlers must not throw: mitt calls them
+ * synchronously inside the producer.
  */
 export type BusEvents = {
   'instance:state': { key: string; state: string; previous: string | null; at: number };
@@ -82,9 +77,9 @@ export type BusEvents = {
     total?: number | null;
     durationMs?: number;
     error?: string;
-    /** With `failed`: whether the check itself failed (a CDN down) or a found build could not be installed. */
+    /** With `failed`: the check itself failed (a CDN down), or the install of a found build. */
     during?: 'check' | 'install';
-    /** With `done` and `failed`: who asked for the build (`by ops from 10.0.0.5`), when someone did. */
+    /** With `done` and `failed`: who asked for the build (`by ops from 10.0.0.5`). */
     by?: string;
     at: number;
   };
@@ -111,7 +106,7 @@ export type BusEvents = {
   /** Once, until it is back above its threshold (with a little to spare, so it does not flap). */
   'daemon:disk-low': DiskReading & { at: number };
   'daemon:disk-recovered': DiskReading & { at: number };
-  /** Processes a launch left behind that process tracking killed: when its server exited, or before a launch. */
+  /** Processes a launch left behind, killed when its server exited or before a launch. */
   'instance:stragglers': { key: string; pids: number[]; when: 'exit' | 'relaunch'; at: number };
   'instance:update-check': { key: string; ok: boolean; available: boolean; error: string | null; at: number };
   /** A snapshot taken (`ok`) or failed; `removed`: the snapshots retention deleted after it. */
@@ -161,9 +156,8 @@ export type BusEvents = {
   'instance:log-dropped': { key: string; lines: number; at: number };
   'instance:log-resumed': { key: string; file: string; dropped: number; at: number };
   /**
-   * A request refused before its credentials were accepted (wrong user, unknown key, junk or missing credentials),
-   * on the control, status, log and admin routes. A stranger chooses how many: subscribers rate-limit by `remote`.
-   * `route` is one of a fixed few, so it may be a metric label; `key` and `user` are what the client sent (shown).
+   * Refused before its credentials were accepted; a stranger chooses how many, so subscribers rate-limit by `remote`.
+   * `route` is one of a fixed few (a metric label); `key` and `user` are what the client sent.
    */
   'daemon:request-refused': {
     route: RefusedRoute;
@@ -195,11 +189,8 @@ export type BusEvents = {
 };
 
 /**
- * How a login ended: `ok`; `wrong_password` (or no such user: the form does not say which); `wrong_code` (the
- * password was right but the one-time code missing, wrong or used before; the form says no more than for a wrong
- * password); `limited` (its source tried too often); `locked` (its account is locked for now); `busy` (too many
- * password checks at once). Single sign-on (`/login/oidc`) adds `refused` (a bad or replayed state, the provider's
- * refusal, no user claim) and `unavailable` (the provider could not be reached).
+ * `wrong_password` also for no such user, `wrong_code` a right password with a bad one-time code (the form tells
+ * neither apart); `busy`: too many password checks at once; `refused` and `unavailable`: single sign-on's.
  */
 export const LOGIN_RESULTS = [
   'ok',
@@ -213,7 +204,7 @@ export const LOGIN_RESULTS = [
 ] as const;
 export type LoginResult = (typeof LOGIN_RESULTS)[number];
 
-/** The routes a refused request is counted under; fixed, so a stranger cannot add label values. */
+/** Fixed, so a stranger cannot add label values. */
 export const REFUSED_ROUTES = ['control', 'status', 'logs', 'admin', 'cross-site'] as const;
 export type RefusedRoute = (typeof REFUSED_ROUTES)[number];
 
@@ -223,11 +214,8 @@ export function createBus(): Bus {
   return mitt<BusEvents>();
 }
 
-export type BusHandlers = { [K in keyof BusEvents]?: (event: BusEvents[K]) => void };
-
 /** Subscribes each handler to its event; the function returned unsubscribes them all. */
-export function subscribe(bus: Bus, handlers: BusHandlers): () => void {
-  // Each entry pairs a name with its own handler type, which the list form cannot say.
+export function subscribe(bus: Bus, handlers: { [K in keyof BusEvents]?: (event: BusEvents[K]) => void }): () => void {
   const entries = Object.entries(handlers) as Array<[keyof BusEvents, (event: BusEvents[keyof BusEvents]) => void]>;
   for (const [type, handler] of entries) bus.on(type, handler);
   return () => {

@@ -1,17 +1,10 @@
-/**
- * The daemon's clock for durations (deadlines, timeouts, rates, back-offs, uptimes, timer delays): monotonic
- * milliseconds, which no step of the wall clock moves. `Date.now()` is for times people read or that are stored, and
- * for cron.
- */
+/** For durations: no step of the wall clock moves it. `Date.now()` is for times people read, stored times and cron. */
 export const monotonicMs = (): number => performance.now();
 
 /** A moment taken on `monotonicMs` as the wall clock reads it now (a step since moves it along): for showing it. */
 export const wallTimeOf = (ms: number): number => Date.now() - (monotonicMs() - ms);
 
-/**
- * Now on both clocks, as the supervisor stamps a maintenance event (the statechart's `Stamp`): `wall` for what is
- * shown and kept, `mono` for the deadlines and holds measured from it.
- */
+/** The statechart's `Stamp` of now: `wall` shown and kept, `mono` for deadlines and holds. */
 export const stampNow = (): { wall: number; mono: number } => ({ wall: Date.now(), mono: monotonicMs() });
 
 interface PollFirstTimer {
@@ -20,10 +13,8 @@ interface PollFirstTimer {
 }
 
 /**
- * The instance charts' timer clock (xstate's `clock`): a delay that comes due acts only after the event loop has
- * polled its sockets twice. After a stall (a starved or suspended host, a long pause of the process) Node runs the
- * timers that came due before it reads what waited on the sockets, so a check-in that arrived in time would be read
- * after the hang timer it beat; two turns cover a connection accepted in the first and read in the second.
+ * The charts' xstate `clock`: a due delay acts after the loop polled its sockets twice. After a stall Node runs due
+ * timers first, so a check-in in time would lose to the hang timer; two turns: one to accept, one to read.
  */
 export const pollFirstClock = {
   setTimeout(fn: () => void, ms: number): PollFirstTimer {

@@ -1,9 +1,6 @@
 import * as v from 'valibot';
 
-/**
- * One watched file system as src/daemon/disk-watch.ts last read it (the instance root's, the working folder's, or
- * both); a schema, as the status JSON, `/health` and the OpenAPI document carry it.
- */
+/** A watched file system as disk-watch.ts last read it; a schema for the status, `/health` and OpenAPI. */
 export const DiskReadingSchema = v.object({
   holds: v.pipe(v.string(), v.description('instances, working folder, or instances and working folder')),
   // The folder watched (the instance root when it holds both); its mount point, the folder itself when unread.

@@ -22,10 +22,7 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/**
- * The message of any thrown value, for log lines, with its cause's message when that adds something: a wrapper
- * that already quotes its cause (`cannot listen on …: listen EADDRINUSE …`) does not get it twice.
- */
+/** For log lines: with its cause's message unless the wrapper already quotes it (or its root cause). */
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
     const cause = err.cause instanceof Error ? err.cause.message : '';
@@ -36,10 +33,7 @@ export function describeError(err: unknown): string {
   return String(err);
 }
 
-/**
- * The innermost cause's message, or '' when `err` has no cause. Node's fetch fails with a bare "fetch failed" whose
- * cause (or its cause) says what went wrong: `getaddrinfo ENOTFOUND cdn.example.org`, `connect ECONNREFUSED …`.
- */
+/** The innermost cause's message, or '': Node's bare "fetch failed" says what went wrong only down there. */
 export function rootCause(err: unknown): string {
   let cur: unknown = err instanceof Error ? err.cause : undefined;
   let found = '';
@@ -50,11 +44,7 @@ export function rootCause(err: unknown): string {
   return found;
 }
 
-/**
- * A launch that could not happen for a reason that is not the server's fault: the daemon is out of descriptors or
- * memory (`resources`), or the game port is still held (`port`). Such a launch is retried with back-off and never
- * counts as a startup failure.
- */
+/** Not the server's fault (the daemon's descriptors or memory, a held port): retried, never a startup failure. */
 export class LaunchBlockedError extends ProcessError {
   override name = 'LaunchBlockedError';
   constructor(

@@ -15,7 +15,7 @@ const SECRET = /token|secret|password|authorization/i;
 
 interface Sink {
   level: LogLevel;
-  /** Levels for scope prefixes (`watchdog:http`), the longest matching prefix winning over `level`. */
+  /** By scope prefix (`watchdog:http`); the longest match wins over `level`. */
   overrides: Array<[scope: string, level: LogLevel]>;
   json: boolean;
   write: (line: string) => void;
@@ -28,10 +28,7 @@ const sink: Sink = {
   write: (line) => writeStderr(line + '\n'),
 };
 
-/**
- * stderr may be a pipe whose reader went away (EPIPE), a terminal that was closed (EIO) or a file on a full disk:
- * the line is lost, the daemon goes on. Without a listener, the stream's `error` event would end the process.
- */
+/** A lost stderr (EPIPE, EIO, a full disk) loses the line, not the daemon: an unheard `error` would end it. */
 process.stderr.on('error', () => undefined);
 
 function writeStderr(text: string): void {
@@ -58,10 +55,7 @@ function thresholdOf(scope: string): number {
   return t;
 }
 
-/**
- * Sets the global level (config `Serilog.MinimumLevel.Default` or `--log-level`), the per-scope overrides
- * (`Serilog.MinimumLevel.Override`, scopes compared case-insensitively on whole `:` parts) and the format.
- */
+/** `Serilog.MinimumLevel.Default` or `--log-level`, the `Override`s (case-insensitive, whole `:` parts), the format. */
 export function configureLogging(opts: {
   level?: LogLevel;
   overrides?: Array<[scope: string, level: LogLevel]>;

@@ -3,18 +3,16 @@ import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
 import { type FileHandle, open, rm } from 'node:fs/promises';
 
 /**
- * Opening files in folders a game server or a secrets tool can write. A named pipe there would block a plain `open`
- * until someone opens its other end; with O_NONBLOCK it returns at once (or fails with ENXIO), and the fstat that
- * follows refuses anything but a regular file. O_NOCTTY keeps a terminal from becoming the daemon's.
+ * For folders a game server can write: a named pipe there blocks a plain `open`; with O_NONBLOCK it returns at once
+ * and fstat refuses anything but a regular file. O_NOCTTY keeps a terminal from becoming the daemon's.
  */
 const NEVER_WAIT = constants.O_NONBLOCK | constants.O_NOCTTY;
 
 const FOLDER = 'a folder';
 
-/** A named pipe, socket, device (or folder) where a regular file was expected. */
 export class NotRegularFileError extends Error {
   override name = 'NotRegularFileError';
-  /** Errno-like, for the callers that report a code (write outages, config problems): EISDIR for a folder. */
+  /** Errno-like, for callers that report a code. */
   readonly code: 'ENOTREG' | 'EISDIR';
   constructor(
     readonly path: string,
@@ -71,7 +69,7 @@ export async function openRegular(
   }
 }
 
-/** `openRegular` for code that writes synchronously on purpose or runs in a worker. */
+/** For code that writes synchronously on purpose or runs in a worker. */
 export function openRegularSync(
   path: string,
   flags: number = constants.O_RDONLY,
@@ -93,7 +91,7 @@ export function openRegularSync(
   }
 }
 
-/** The whole of a regular file, read on the thread pool (see `openRegular`). */
+/** Read on the thread pool. */
 export async function readRegularFile(path: string): Promise<Buffer>;
 export async function readRegularFile(path: string, encoding: 'utf8'): Promise<string>;
 export async function readRegularFile(path: string, encoding?: 'utf8'): Promise<Buffer | string> {
@@ -105,7 +103,7 @@ export async function readRegularFile(path: string, encoding?: 'utf8'): Promise<
   }
 }
 
-/** The first `bytes` of a regular file, fewer when it is shorter (see `openRegular`). */
+/** The first `bytes`, fewer when it is shorter. */
 export async function readRegularHead(path: string, bytes: number): Promise<Buffer> {
   const { file } = await openRegular(path);
   try {
@@ -116,7 +114,7 @@ export async function readRegularHead(path: string, bytes: number): Promise<Buff
   }
 }
 
-/** A regular file's size and SHA-256 (lower-case hex), streamed: flat memory whatever its size. */
+/** Size and SHA-256 (lower-case hex), streamed. */
 export async function hashFile(path: string): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let bytes = 0;
@@ -130,9 +128,8 @@ export async function hashFile(path: string): Promise<{ bytes: number; sha256: s
 export const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
 
 /**
- * Makes way for a file the daemon writes anew where a game server can write too (an update's download, a build
- * log, a backup's files): whatever is at `path` goes, and the caller creates it with CREATE_NEW (O_CREAT|O_EXCL),
- * which never opens what is there, so a named pipe planted ahead cannot park the thread that opens it.
+ * Makes way for a file written anew where a game server can write: then CREATE_NEW (O_CREAT|O_EXCL) never opens what
+ * is there, so a named pipe planted ahead cannot park the thread that opens it.
  */
 export const clearForWrite = (path: string): Promise<void> => rm(path, { force: true });
 export const CREATE_NEW = 'wx';

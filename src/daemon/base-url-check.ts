@@ -26,10 +26,7 @@ function getJson(url: string, { timeoutMs, maxBytes, setting }: AnswerCap): Prom
   });
 }
 
-/**
- * `BaseUrl` is the public address clients are given (client downloads); game servers never use it, so a wrong one
- * breaks only those downloads: said at start, as advice, naming the cause.
- */
+/** A wrong `BaseUrl` breaks only client downloads (servers never use it): said at start, as advice. */
 export async function checkBaseUrlReachesUs(baseUrl: string, log: Logger, answers: AnswersSettings): Promise<boolean> {
   const url = new URL('health', baseUrl).href;
   try {

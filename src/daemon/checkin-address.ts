@@ -6,9 +6,8 @@ const LOOPBACK = new Set(['127.0.0.1', '::1']);
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 /**
- * Where game servers check in: an address this daemon listens on, on loopback where it can, never `BaseUrl` (maybe
- * behind a proxy: a check-in that does not arrive gets a healthy server killed as hung). Spelt as the real watchdog
- * spells Kestrel's address (`http://localhost:5000`), so servers it launched and we adopt agree with ours.
+ * Where servers check in: where we listen, loopback if we can, never `BaseUrl` (a lost check-in kills a healthy server
+ * as hung). Spelt as the real watchdog's Kestrel address (`http://localhost:5000`), so its adopted servers agree.
  */
 export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
   const first = bound[0];

@@ -20,10 +20,7 @@ export function thresholdOf(totalBytes: number, s: DiskSettings): number {
   return Math.min(s.LowFreeMegabytes * MB, (totalBytes * s.LowFreePercent) / 100);
 }
 
-/**
- * Watches the free space of the file systems holding `folders` every `Disk.CheckSeconds`, one reading per file system.
- * Never throws: a folder that is gone or unreadable is a reading with its error (logged once per change).
- */
+/** Free space of the file systems holding `folders`, every `Disk.CheckSeconds`; an unreadable one is a reading too. */
 export function watchDisks(opts: {
   folders: WatchedFolder[];
   /** Read at every check, so a reload applies at the next one. */
@@ -33,7 +30,7 @@ export function watchDisks(opts: {
 }) {
   const { bus, log } = opts;
   let last: DiskReading[] = [];
-  /** Which file systems (by `holds`) are low, and which could not be read, as last told. */
+  /** As last told, by `holds`. */
   const low = new Set<string>();
   const unreadable = new Map<string, string>();
   let timer: NodeJS.Timeout | null = null;
@@ -89,7 +86,7 @@ export function watchDisks(opts: {
 
   return {
     readings: (): DiskReading[] => last,
-    /** Resolves when the check under way (or the first one) is done; for tests and the first status. */
+    /** The check under way (or the first one) done. */
     settled: (): Promise<void> => running,
     stop(): void {
       stopped = true;

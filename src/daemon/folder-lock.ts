@@ -12,7 +12,7 @@ export function ownedFolders(config: ResolvedConfig): string[] {
 export interface FolderLock {
   /** `abstract-socket` on Linux; `none` where the platform has no such lock (then nothing stops a second daemon). */
   readonly mechanism: 'abstract-socket' | 'none';
-  /** Why nothing is locked (mechanism `none`), for the warning the caller logs. */
+  /** Why nothing is locked, for the caller's warning. */
   readonly unavailable?: string;
   /** Where this daemon listens, for the message a second one prints. */
   announce(urls: string[]): void;
@@ -21,21 +21,27 @@ export interface FolderLock {
   release(): Promise<void>;
 }
 
-export interface LockOptions {
-  command: string;
-  platform?: NodeJS.Platform;
-  answerTimeoutMs?: number;
-}
-
 /**
- * Takes every folder's lock, or none: each folder's names are bound as Linux abstract Unix sockets. Binding is
- * atomic, and the kernel frees a name when the process ends however it ends, so a stale lock cannot exist. The holder
- * answers a connection with its pid and URLs. Throws FolderLockedError when another process holds one.
+ * Takes every folder's lock, or none, as Linux abstract Unix socket names: binding is atomic and the kernel frees a
+ * name however the process ends, so no lock goes stale. Throws FolderLockedError when another process holds one.
  */
-export async function lockFolders(folders: string[], opts: LockOptions): Promise<FolderLock> {
+export async function lockFolders(
+  folders: string[],
+  opts: { command: string; platform?: NodeJS.Platform; answerTimeoutMs?: number },
+): Promise<FolderLock> {
   const info: LockHolder = { pid: process.pid, urls: [], command: opts.command };
+  const announce = (urls: string[]) => {
+    info.urls = [...urls];
+  };
+  const unlocked = (unavailable: string): FolderLock => ({
+    mechanism: 'none',
+    unavailable,
+    announce,
+    refresh: async () => {},
+    release: async () => {},
+  });
   const platform = opts.platform ?? process.platform;
-  if (platform !== 'linux') return unlocked(info, `${platform} has no abstract Unix sockets`);
+  if (platform !== 'linux') return unlocked(`${platform} has no abstract Unix sockets`);
   const servers: Server[] = [];
   const held = new Set<string>();
   const take = async (folder: string, name: string): Promise<void> => {
@@ -63,15 +69,12 @@ export async function lockFolders(folders: string[], opts: LockOptions): Promise
   } catch (err) {
     await Promise.all(servers.map(closeServer));
     // A sandbox that forbids such sockets: run without the lock rather than not at all, and say so.
-    if (err instanceof LockUnavailable)
-      return unlocked(info, `abstract Unix sockets are refused here (${err.message})`);
+    if (err instanceof LockUnavailable) return unlocked(`abstract Unix sockets are refused here (${err.message})`);
     throw err;
   }
   return {
     mechanism: 'abstract-socket',
-    announce: (urls) => {
-      info.urls = [...urls];
-    },
+    announce,
     refresh: async () => {
       for (const f of folders) {
         const name = await inodeLockName(f);
@@ -92,18 +95,6 @@ class LockUnavailable extends Error {
   constructor(cause: Error) {
     super(cause.message, { cause });
   }
-}
-
-function unlocked(info: LockHolder, unavailable: string): FolderLock {
-  return {
-    mechanism: 'none',
-    unavailable,
-    announce: (urls) => {
-      info.urls = [...urls];
-    },
-    refresh: async () => {},
-    release: async () => {},
-  };
 }
 
 type Bound = { ok: true; server: Server } | { ok: false; code: string | undefined; error: Error };
@@ -129,10 +120,7 @@ function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/**
- * The abstract socket names that stand for one folder: its canonical path (two spellings meet), and when it exists
- * its device, inode and birth time (a bind mount of it under another path meets too).
- */
+/** A folder's names: its canonical path (two spellings meet) and, when it exists, its inode (a bind mount meets). */
 export async function lockNames(folder: string): Promise<string[]> {
   const inode = await inodeLockName(folder);
   return [abstractName(`path:${await canonicalPath(folder)}`), ...(inode === null ? [] : [inode])];
@@ -177,7 +165,6 @@ export async function canonicalPath(folder: string): Promise<string> {
   return abs;
 }
 
-/** What the watchdog holding a folder says about itself when asked. */
 export interface LockHolder {
   pid: number | null;
   /** Empty while it is still starting, and for `watchdog import`. */
@@ -186,7 +173,7 @@ export interface LockHolder {
   command: string;
 }
 
-/** Another watchdog holds the folder: nothing was touched, and the message says who, where and what to do. */
+/** Nothing was touched; the message says who holds the folder, where, and what to do. */
 export class FolderLockedError extends Error {
   override name = 'FolderLockedError';
   constructor(

@@ -15,15 +15,9 @@ export const READVERTISE_COMMAND = 'hub_advertise_now';
 /** A live server's state path ends so, whatever groups it (`running`, `server.running`, …`awaiting-checkin`). */
 const RUNNING = /(^|\.)(running|awaiting-checkin)$/;
 
-interface Watched {
-  watch: HubWatch;
-  timer: NodeJS.Timeout;
-}
-
 /**
- * Watches, for every instance whose server advertises to a hub, whether the hubs list it while it runs. A server
- * missing longer than `Hub.MissingMinutes` first gets the re-advertise command (console on), then one `hub` notice,
- * and with `Hub.RestartWhenMissing` a restart by its `Maintenance.When`; listed again is one notice more.
+ * Whether the hubs list each running server that advertises to them. Missing over `Hub.MissingMinutes`: the
+ * re-advertise command (console on), one `hub` notice, with `Hub.RestartWhenMissing` a restart; back: one notice.
  */
 export function startHubWatches(opts: {
   config: () => ResolvedConfig;
@@ -32,7 +26,7 @@ export function startHubWatches(opts: {
   registry: InstanceRegistry;
 }) {
   const { bus, log, registry } = opts;
-  const watched = new Map<string, Watched>();
+  const watched = new Map<string, { watch: HubWatch; timer: NodeJS.Timeout }>();
   const instanceOf = (key: string) => opts.config().instances.find((i) => i.key === key);
 
   /** Starts whose settings are still being read, by key: a stop (or a newer start) in between cancels one. */
@@ -74,8 +68,8 @@ export function startHubWatches(opts: {
       settings,
       missingAfterMs: hub.MissingMinutes * 60_000,
       now: monotonicMs,
-      // A flat deadline (Answers.HubTimeoutSeconds), not one tied to CheckSeconds: polls never overlap (a late one
-      // skips the next), and a short period must not turn a slow answer into "not reached".
+      // A flat deadline, not tied to CheckSeconds: a late poll skips the next, and a short period must not turn a
+      // slow answer into "not reached".
       check: (url, address) => checkListing(url, address, answerCap(opts.config().settings.Answers, 'Hub')),
       readvertise: consoleOn
         ? async () => {

@@ -15,10 +15,8 @@ const hide = <T>(fields: T): T =>
     : fields;
 
 /**
- * `watchdog start --inspect`: the instance actors' inspection events for the Stately inspector. A relay on
- * 127.0.0.1 (`port`, 0 for any) serves a page that embeds the inspector UI and forwards to it what the actors' own
- * WebSocket inspector (`@statelyai/inspect`) sends the relay. The package's own relay server is not used: it
- * listens on every interface and opens a browser through a shell. Loaded only with `--inspect`.
+ * `watchdog start --inspect`: a relay on 127.0.0.1 serves a page embedding the Stately inspector and forwards it what
+ * the actors' WebSocket inspector sends. Not the package's own relay: it listens everywhere and opens a browser.
  */
 export async function startInspector(port: number, log: Logger) {
   const [{ WebSocket, WebSocketServer }, { createWebSocketInspector }] = await Promise.all([
@@ -59,9 +57,7 @@ export async function startInspector(port: number, log: Logger) {
   const url = `http://127.0.0.1:${bound}/`;
   log.info(`inspector: open ${url} in a browser on this machine (the Stately inspector, fed from ${wsUrl})`);
   return {
-    /** Given to every instance actor (`createActor(…, { inspect })`). */
     inspect: (event: InspectionEvent) => inspector.inspect.next?.(event),
-    /** The page to open: the Stately inspector, fed from this daemon. */
     url,
     async stop(): Promise<void> {
       inspector.stop();

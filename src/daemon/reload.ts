@@ -24,10 +24,7 @@ export function restartOnlyChanges(running: ResolvedConfig, next: ResolvedConfig
   return RESTART_ONLY.filter((s) => JSON.stringify(s.of(running)) !== JSON.stringify(s.of(next))).map((s) => s.name);
 }
 
-/**
- * The configuration a reload applies: `next`, with the restart-only settings of `running`. Instance folders stay
- * under the running root, so a changed InstanceRoot never moves a running instance away from its build and data.json.
- */
+/** `next` with `running`'s restart-only settings: instance folders stay under the running root, with their builds. */
 export function pinRestartOnly(running: ResolvedConfig, next: ResolvedConfig): ResolvedConfig {
   const root = resolve(running.workDir, running.settings.Servers.InstanceRoot);
   const instances: ResolvedInstance[] = next.instances.map((i) => {
@@ -58,75 +55,6 @@ function sameConfig(a: ResolvedConfig, b: ResolvedConfig): boolean {
   return JSON.stringify([a.settings, tokens(a)]) === JSON.stringify([b.settings, tokens(b)]);
 }
 
-export type ReloadOutcome =
-  | { kind: 'invalid'; problems: string[] }
-  | { kind: 'unchanged' }
-  | { kind: 'applied'; result: ReconfigureResult; notApplied: string[] };
-
-export interface ReloaderOptions {
-  /** `loadConfig` with the start options. */
-  load: () => Promise<LoadResult>;
-  apply: (config: ResolvedConfig) => Promise<ReconfigureResult>;
-  initial: ResolvedConfig;
-  log: Logger;
-}
-
-/**
- * Config reload (docs/production.md): an invalid file keeps the running configuration and logs every problem; every
- * change of a valid one is applied, whatever the order (the real watchdog stops at the first removed instance).
- */
-export function createConfigReloader(opts: ReloaderOptions) {
-  const { log } = opts;
-  let running = opts.initial;
-  let chain: Promise<ReloadOutcome> = Promise.resolve({ kind: 'unchanged' });
-  let queued: Promise<ReloadOutcome> | null = null;
-
-  const once = async (trigger: string): Promise<ReloadOutcome> => {
-    const loaded = await opts.load();
-    if (!loaded.ok) {
-      log.error(`configuration reload (${trigger}) refused; the running configuration stays in effect`, {
-        problems: loaded.problems.length,
-      });
-      for (const p of loaded.problems) log.error(`  ${p}`);
-      return { kind: 'invalid', problems: loaded.problems };
-    }
-    for (const w of loaded.warnings) log.warn(w);
-    if (sameConfig(running, loaded.config)) {
-      log.debug(`configuration reload (${trigger}): nothing changed`);
-      return { kind: 'unchanged' };
-    }
-    const notApplied = restartOnlyChanges(running, loaded.config);
-    for (const name of notApplied) log.warn(`${name} changed: it needs a restart of the daemon and was not applied`);
-    const next = pinRestartOnly(running, loaded.config);
-    running = next;
-    const result = await opts.apply(next);
-    log.info(`configuration reloaded (${trigger})`, {
-      added: result.added.join(',') || '-',
-      removed: result.removed.join(',') || '-',
-      updated: result.updated.join(',') || '-',
-      ...(result.failed.length > 0 ? { failed: result.failed.join(',') } : {}),
-    });
-    return { kind: 'applied', result, notApplied };
-  };
-
-  return {
-    /** Loads and applies the configuration; a reload asked for while one runs is done once more afterwards. */
-    reload(trigger: string): Promise<ReloadOutcome> {
-      // At most one reload runs and one waits: every trigger during a reload is served by the waiting one.
-      queued ??= chain.then(() => {
-        queued = null;
-        return once(trigger).catch((err: unknown): ReloadOutcome => {
-          log.error('configuration reload failed', { error: describeError(err) });
-          return { kind: 'invalid', problems: [describeError(err)] };
-        });
-      });
-      chain = queued;
-      return queued;
-    },
-    current: (): ResolvedConfig => running,
-  };
-}
-
 /** Whether a file name is one of the layers of `mainFile` (`appsettings.yml`, `appsettings.<env>.yml`, …). */
 export function isConfigLayer(mainFile: string, name: string): boolean {
   const ext = extname(mainFile);
@@ -138,9 +66,8 @@ export function isConfigLayer(mainFile: string, name: string): boolean {
 }
 
 /**
- * Calls `reload` on SIGHUP, and once a burst of changes to the files of `folder` that `matches` accepts has been
- * quiet for 300 ms (the folder, not the files: editors save by renaming a new file over the old one). `what` names
- * the files in the warnings. Returns the function that stops both.
+ * Calls `reload` on SIGHUP, and 300 ms after a burst of changes to `folder`'s files that `matches` accepts (the
+ * folder, not the files: editors save by renaming over them). Returns the function that stops both.
  */
 export function reloadOnChange(opts: {
   folder: string;
@@ -183,37 +110,91 @@ export function starvedOnly(problems: readonly string[]): boolean {
   return problems.length > 0 && problems.every((p) => STARVED.test(p));
 }
 
-/**
- * When to try such a reload again (its `attempt`th retry, from 0): the launch back-off. A reload a person asked for
- * is not dropped for a want of descriptors that the connection cap or a flood will soon give back.
- */
+/** A reload a person asked for is retried on the launch back-off: descriptors come back once a flood passes. */
 export function reloadRetryMs(timing: TimingSettings, attempt: number): number {
   return Math.min(timing.BackoffInitialSeconds * 2 ** attempt, timing.BackoffMaxSeconds) * 1000;
 }
 
-export interface ConfigReloadOptions extends ReloaderOptions {
+type ReloadOutcome =
+  | { kind: 'invalid'; problems: string[] }
+  | { kind: 'unchanged' }
+  | { kind: 'applied'; result: ReconfigureResult; notApplied: string[] };
+
+/**
+ * Config reload (docs/production.md) on SIGHUP and on changes to the files: an invalid file keeps the running
+ * configuration and logs every problem; every change of a valid one is applied, whatever the order (the real watchdog
+ * stops at the first removed instance).
+ */
+export function startConfigReload(opts: {
   /** Its folder is watched. */
   mainFile: string;
+  /** `loadConfig` with the start options. */
+  load: () => Promise<LoadResult>;
+  apply: (config: ResolvedConfig) => Promise<ReconfigureResult>;
+  initial: ResolvedConfig;
+  log: Logger;
   onApplied?: (config: ResolvedConfig) => void;
-}
-
-/** Reloads on SIGHUP and on changes to the configuration files. */
-export function startConfigReload(opts: ConfigReloadOptions) {
-  const reloader = createConfigReloader(opts);
+}) {
+  const { log } = opts;
+  let running = opts.initial;
+  let chain: Promise<ReloadOutcome> = Promise.resolve({ kind: 'unchanged' });
+  let queued: Promise<ReloadOutcome> | null = null;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   let retries = 0;
+
+  const once = async (trigger: string): Promise<ReloadOutcome> => {
+    const loaded = await opts.load();
+    if (!loaded.ok) {
+      log.error(`configuration reload (${trigger}) refused; the running configuration stays in effect`, {
+        problems: loaded.problems.length,
+      });
+      for (const p of loaded.problems) log.error(`  ${p}`);
+      return { kind: 'invalid', problems: loaded.problems };
+    }
+    for (const w of loaded.warnings) log.warn(w);
+    if (sameConfig(running, loaded.config)) {
+      log.debug(`configuration reload (${trigger}): nothing changed`);
+      return { kind: 'unchanged' };
+    }
+    const notApplied = restartOnlyChanges(running, loaded.config);
+    for (const name of notApplied) log.warn(`${name} changed: it needs a restart of the daemon and was not applied`);
+    const next = pinRestartOnly(running, loaded.config);
+    running = next;
+    const result = await opts.apply(next);
+    log.info(`configuration reloaded (${trigger})`, {
+      added: result.added.join(',') || '-',
+      removed: result.removed.join(',') || '-',
+      updated: result.updated.join(',') || '-',
+      ...(result.failed.length > 0 ? { failed: result.failed.join(',') } : {}),
+    });
+    return { kind: 'applied', result, notApplied };
+  };
+
+  // At most one reload runs and one waits: every trigger during a reload is served by the waiting one.
+  const reload = (trigger: string): Promise<ReloadOutcome> => {
+    queued ??= chain.then(() => {
+      queued = null;
+      return once(trigger).catch((err: unknown): ReloadOutcome => {
+        log.error('configuration reload failed', { error: describeError(err) });
+        return { kind: 'invalid', problems: [describeError(err)] };
+      });
+    });
+    chain = queued;
+    return queued;
+  };
+
   const run = (trigger: string) => {
     if (stopped) return;
     clearTimeout(retry);
-    void reloader.reload(trigger).then((outcome) => {
-      if (outcome.kind === 'applied') opts.onApplied?.(reloader.current());
+    void reload(trigger).then((outcome) => {
+      if (outcome.kind === 'applied') opts.onApplied?.(running);
       if (stopped || outcome.kind !== 'invalid' || !starvedOnly(outcome.problems)) {
         retries = 0;
         return;
       }
-      const ms = reloadRetryMs(reloader.current().timing, retries++);
-      opts.log.warn(
+      const ms = reloadRetryMs(running.timing, retries++);
+      log.warn(
         `the configuration could not be read for want of descriptors or memory; reloading again in ${ms / 1000} s`,
       );
       retry = setTimeout(() => run(trigger), ms);
@@ -224,10 +205,10 @@ export function startConfigReload(opts: ConfigReloadOptions) {
     matches: (name) => isConfigLayer(opts.mainFile, name),
     what: 'configuration',
     reload: run,
-    log: opts.log,
+    log,
   });
   return {
-    reloader,
+    current: (): ResolvedConfig => running,
     stop() {
       stopped = true;
       clearTimeout(retry);
@@ -236,10 +217,7 @@ export function startConfigReload(opts: ConfigReloadOptions) {
   };
 }
 
-/**
- * Keeps the users file in force, read again on SIGHUP and when it changes. A broken file, or one removed while it held
- * accounts, leaves the last good one in force: a typo must not lock every user out.
- */
+/** The users file, read again on SIGHUP and change; a broken or removed one leaves the last good one in force. */
 export function startUsersReload(opts: { file: string; initial: UsersDb; log: Logger }) {
   const { file, log } = opts;
   let db = opts.initial;

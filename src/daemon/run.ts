@@ -31,7 +31,7 @@ import { logRefusedRequests, logRejectedCheckins } from './refusal-logs.ts';
 import { startUsersReload } from './reload.ts';
 import { VERSION } from './version.ts';
 
-/** What a person can do about a server log's write error, by its code; it resumes by itself once that is done. */
+/** What a person can do about a server log's write error. */
 function remedy(code: string): string {
   if (code === 'ENOSPC' || code === 'EDQUOT') return 'free space on that file system';
   if (code === 'EMFILE' || code === 'ENFILE') return 'the watchdog is out of file descriptors (see Connections.*)';
@@ -74,7 +74,7 @@ export async function runDaemon(
   let diskWatch: DiskWatch | null = null;
   let hubWatches: HubWatches | null = null;
   const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
-  // What every instance's status carries beside its own facts, each part only once there is something to show.
+  // Each part only once there is something to show.
   const statusExtras = (key: string): StatusExtras => {
     const disk = diskReadings();
     const hub = hubWatches?.status(key) ?? null;

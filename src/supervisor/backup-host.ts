@@ -8,22 +8,19 @@ import type { InstanceDeps } from './instance-deps.ts';
 import type { BackupListing, BackupStatus, RestoreStatus } from './status.ts';
 import type { AfterInstall } from './update-actors.ts';
 
-/** A snapshot as listed: its manifest's figures. */
 const listing = (m: BackupManifest): BackupListing => {
   const { id, kind, takenAt, revision, revisionAfter, bytes, archiveBytes } = m;
   return { id, kind, takenAt, revision, revisionAfter, bytes, archiveBytes, files: m.files.length };
 };
 
 /**
- * An instance's snapshots as the daemon runs them: before each install, on `Backups.Schedule`, and on request; each
- * outcome on the bus, a failure also a chat notice. At start, the newest snapshot on disk is `instance:backup-found`,
- * so `/metrics` shows the last success before the next snapshot.
+ * An instance's snapshots: before each install, on `Backups.Schedule`, on request; each outcome on the bus, a failure
+ * also in chat. At start the newest on disk is `instance:backup-found`, so `/metrics` has a last success.
  */
 export function createBackupHost(
   deps: InstanceDeps,
   facts: {
     revision: () => string | null;
-    /** The build bin.prev holds, which a rollback puts back. */
     previousRevision: () => string | null;
     serverRunning: () => boolean;
     /** The backup a restore waiting for its moment will put back. */
@@ -111,7 +108,7 @@ export function createBackupHost(
   const forRollback = () => backups.takenBefore(revision(), facts.previousRevision());
 
   let lastRestore: RestoreStatus | null = null;
-  /** Puts `entry` back (then `then`), remembering the outcome for the status and telling chat of a failure. */
+  /** Puts `entry` back, then `then`; the outcome kept for the status, a failure told in chat. */
   const putBack = async <T>(
     entry: BackupEntry | null,
     id: string | null,
@@ -149,17 +146,12 @@ export function createBackupHost(
       const entry = await forRollback();
       return entry === null ? null : { ...listing(entry), forRollback: true };
     },
-    async has(id) {
-      return (await backups.find(id)) !== null;
-    },
+    has: async (id) => (await backups.find(id)) !== null,
   };
 
   return {
     control,
-    /**
-     * Before an install swaps builds: the snapshot the rollback of that build restores (a failure rejects, so the
-     * install does not happen). The update tells it how the install ended.
-     */
+    /** The snapshot a rollback of the coming build restores; a rejection stops the install. */
     async beforeInstall(to: string | null): Promise<AfterInstall | null> {
       if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return null;
       const snapshot = await backups.beforeInstall({ revision: revision(), revisionAfter: to });
@@ -179,10 +171,7 @@ export function createBackupHost(
             ),
       };
     },
-    /**
-     * `ROLLBACK` with data (no server runs): the current data is snapshotted, the snapshot taken before the installed
-     * build replaces it, then `swapBuild` puts the previous build back; if that fails, the data goes back too.
-     */
+    /** The data is snapshotted, replaced by the one before the installed build; if `swapBuild` fails it goes back. */
     async rollBackWithData(swapBuild: () => Promise<string | null>): Promise<string | null> {
       const entry = await forRollback();
       return (await putBack(entry, entry?.id ?? null, true, swapBuild)).result;

@@ -1,7 +1,4 @@
-/**
- * What http/, metrics/, cli/ and the daemon can do with a supervised instance: the layers above depend on this file
- * and status.ts only, so routes can be tested without the daemon.
- */
+/** What the layers above can do with an instance: they read this file and status.ts only, so routes test alone. */
 import type { ControlAction, ControlArgs } from '../../machines/instance.refusals.ts';
 import type { BackupListing, InstanceStatus } from './status.ts';
 
@@ -12,7 +9,7 @@ export type { MaintenancePolicy } from '../config/sections/maintenance.ts';
 export interface InstanceBackupsControl {
   /** Newest first. */
   list(): Promise<BackupListing[]>;
-  /** Takes a snapshot now (of a running server too); rejects with the reason, `space` when the disk is the cause. */
+  /** Of a running server too; rejects with the reason. */
   take(by: string): Promise<BackupListing>;
   /** The snapshot a rollback with data would put back, or null when none matches the installed build. */
   forRollback(): Promise<BackupListing | null>;
@@ -20,7 +17,7 @@ export interface InstanceBackupsControl {
 }
 
 /** The supervisor adds the time. */
-export type ControlOptions = Omit<ControlArgs, 'now'>;
+export type ControlOptions = Omit<ControlArgs, 'at'>;
 
 export interface InstanceControl {
   readonly key: string;
@@ -28,28 +25,16 @@ export interface InstanceControl {
   apiToken(): string | undefined;
   /** undefined when no server runs (every check-in is refused). */
   checkinSecret(): string | undefined;
-  /**
-   * Why `action` cannot be done now (no update provider, no previous build, rollback while updating, …), or null when
-   * it will be taken; the control route answers 409 with it before sending anything. Absent: always taken.
-   */
+  /** Why `action` cannot be done now (the control route's 409), or null. Absent: always taken. */
   refusal?(action: ControlAction): string | null;
-  /**
-   * Queues a control action; never throws. `when` (restart and update only) carries it out by that policy
-   * instead: a restart without it is immediate, an update without it follows the instance's `Maintenance.When`.
-   */
+  /** Never throws. Without `when`, a restart is at once and an update follows `Maintenance.When`. */
   control(action: ControlAction, opts?: ControlOptions): void;
-  /**
-   * Holds scheduled restarts and automatic update installs for `minutes` (absent: not supported); null when held,
-   * else why not (the daemon is shutting down).
-   */
+  /** Holds scheduled restarts and update installs; null when held, else why not. Absent: not supported. */
   hold?(minutes: number, reason: string): string | null;
   release?(): boolean;
   /** The server console's limits when `Console` enables it, null when it is off (absent: no console). */
   consoleSettings?(): { commandsPerMinute: number } | null;
-  /**
-   * Writes one command line to the server's console; rejects with a `ConsoleError` (process/console-fifo.ts):
-   * `invalid` (a newline, control characters, too long), `not-reading` (no server holds the console), `failed`.
-   */
+  /** One command line to the server's console; rejects with a `ConsoleError` (process/console-fifo.ts). */
   sendConsole?(command: string): Promise<void>;
   checkin(): void;
   status(): InstanceStatus;
@@ -63,9 +48,6 @@ export interface InstanceControl {
 export interface InstanceRegistry {
   get(key: string): InstanceControl | undefined;
   list(): InstanceControl[];
-  /**
-   * Whether `key` is configured but not ready yet (the daemon is still starting it): its requests get 503 with
-   * Retry-After rather than the 404 of a key nobody configured.
-   */
+  /** Configured but not ready yet: its requests get 503 with Retry-After, not 404. */
   starting?(key: string): boolean;
 }

@@ -1,7 +1,6 @@
 /**
- * The daemon's one cron timer loop: croner computes the calendar, and the timer runs on a `TimerClock`, so tests drive
- * it on a simulated clock (croner's own scheduling reads the real time). A Node timer waits on the monotonic clock,
- * so it wakes at least every `WALL_CHECK_MS` to see whether the wall clock stepped past the fire.
+ * The one cron timer loop: croner's calendar on a `TimerClock` a test can simulate (croner's own timers read the real
+ * time); a Node timer waits on the monotonic clock, so it wakes every `WALL_CHECK_MS` to see if the wall stepped.
  */
 import { nextFire } from '../config/cron.ts';
 
@@ -12,34 +11,27 @@ export interface TimerClock {
   clearTimeout(handle: unknown): void;
 }
 
-/** Node's timers, unref'd. */
 export const realClock: TimerClock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
-/** The longest wait between two looks at the wall clock: a fire the clock stepped past runs at most this late. */
+/** A fire the wall clock stepped past runs at most this late. */
 export const WALL_CHECK_MS = 10_000;
 
-export interface CronTimerOptions {
-  /** 5 fields, or 6 with seconds first, read in `timeZone` (the host's when undefined). */
+/** The next fire is computed after each: missed fires (a stall, a step forward) make one run, not a burst. */
+export function cronTimer(opts: {
+  /** 5 fields, or 6 with seconds first. */
   schedule: string;
   timeZone: string | undefined;
-  /** Fire this long before each time the schedule gives (an announcement before a restart). */
+  /** Fire this long before each time (an announcement before a restart). */
   leadMs?: number;
   fire: () => void;
   /** The next fire cannot be computed (a time zone gone from the system): the timer stops. */
   broken: (err: unknown) => void;
   clock?: TimerClock;
-}
-
-/**
- * Fires at each time of the schedule, the next computed from the clock after each fire: fires missed while the
- * process was stalled, or skipped by a step of the wall clock forward, make one run, not a burst; after a step back
- * it waits for the wall clock to reach the time again.
- */
-export function cronTimer(opts: CronTimerOptions) {
+}) {
   const clock = opts.clock ?? realClock;
   const lead = opts.leadMs ?? 0;
   let at: number | null = null;

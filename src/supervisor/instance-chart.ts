@@ -1,7 +1,4 @@
-/**
- * An instance's statechart given its I/O: its actors, its input from the settings, and its state changes and emitted
- * facts on the bus and in the log. A chart that crashes anyway is replaced by a fresh one.
- */
+/** An instance's statechart given its actors and input; its state changes and facts go to the bus and the log. */
 import { type Actor, createActor, fromPromise, type StateValue, waitFor } from 'xstate';
 import type { PlayersInput, RestoreInput, RollbackInput } from '../../machines/instance.setup.ts';
 import { instanceMachine } from '../../machines/instance.ts';
@@ -26,15 +23,12 @@ import { removeDisplacedBuilds } from '../updates/install/install.ts';
 import type { BackupHost } from './backup-host.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import type { InstanceResources } from './instance-resources.ts';
-import { announce, isMaintenanceFact } from './maintenance/announce.ts';
-import type { InstanceSnapshot, PlanKeeper } from './maintenance/plan.ts';
+import { announce, type InstanceSnapshot, type PlanKeeper } from './maintenance/plan.ts';
 import type { MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import type { DownloadProgress } from './status.ts';
 import { type CheckRecord, createCheckActor, createUpdateActor } from './update-actors.ts';
-
-type InstanceActor = Actor<typeof instanceMachine>;
 
 const ms = (seconds: number) => Math.round(seconds * 1000);
 
@@ -91,7 +85,7 @@ export function createChart(parts: {
     if (e.key === key) download.seen(e);
   };
   bus.on('instance:update', onUpdateProgress);
-  /** Wall times are shown; `startedMs` and `lastCheckinMs` (monotonic) measure uptime and time since a check-in. */
+  /** Wall times are shown; the monotonic `*Ms` measure uptime and time since a check-in. */
   const times = {
     startedAt: null as number | null,
     startedMs: null as number | null,
@@ -102,7 +96,7 @@ export function createChart(parts: {
   let lastState: string | null = null;
   let actor = make();
 
-  function make(): InstanceActor {
+  function make(): Actor<typeof instanceMachine> {
     const processHost = createProcessHost(
       deps,
       () => actor.getSnapshot().context.revision,
@@ -167,10 +161,7 @@ export function createChart(parts: {
 
   function tell(e: InstanceEmitted): void {
     const at = Date.now();
-    if (isMaintenanceFact(e)) {
-      announce({ key, bus, log: log.child('maintenance') }, e, at);
-      return;
-    }
+    if (announce({ key, bus, log: log.child('maintenance') }, e, at)) return;
     switch (e.type) {
       case 'alert': {
         // An operator's stop is information, not an alert.
@@ -254,10 +245,8 @@ export function createChart(parts: {
 }
 
 /**
- * A running update's download as the status shows it: bytes, total, the average rate since the download
- * began and, with a total, the time left. Fed every `instance:update` of its instance; a download starting (no bytes
- * yet) begins afresh, and anything but `download` ends it. The rate is measured on `now` (the monotonic clock), the
- * start shown (`since`) is the event's wall time.
+ * A running update's download as the status shows it, fed its instance's `instance:update`: one with no bytes yet
+ * begins afresh, any other phase ends it. The rate is measured on `now`, `since` is the event's wall time.
  */
 export function createDownloadProgress(now: () => number = monotonicMs) {
   let current: { since: number; from: number; bytes: number; total: number | null; last: number } | null = null;
@@ -274,7 +263,7 @@ export function createDownloadProgress(now: () => number = monotonicMs) {
       current = { ...current, bytes, total: e.total ?? null, last: t };
     },
 
-    /** The check or update it belonged to ended (a check stages builds and reports no phase of its own at its end). */
+    /** Its check ended (a check stages builds and reports no phase of its own at its end). */
     end(): void {
       current = null;
     },

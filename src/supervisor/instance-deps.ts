@@ -8,9 +8,8 @@ import type { UpdateProvider } from '../updates/provider.ts';
 import type { StatusExtras } from './status.ts';
 
 /**
- * What an instance is made of: its settings and the daemon's I/O (the optional parts may be left out by test
- * doubles). A config reload replaces `config`, `instance` and `provider` in place, so what holds this object reads
- * the new ones. The `record*` writes never reject (`createDataWriter` retries a failed one).
+ * An instance's settings and the daemon's I/O (tests may leave out the optional parts). A reload replaces `config`,
+ * `instance` and `provider` in place. The `record*` writes never reject (`createDataWriter` retries).
  */
 export interface InstanceDeps {
   config: ResolvedConfig;
@@ -22,11 +21,10 @@ export interface InstanceDeps {
   /** The revision installed at start; from then on the machine's context holds it. */
   revision: string | null;
   recordRevision: (revision: string) => Promise<void>;
-  /** Records a launch (and clears the spawning record), or that none runs. */
   recordLaunch: (launch: LaunchData | null) => Promise<void>;
   /** Records a launch before its spawn, so a daemon killed before `recordLaunch` leaves it findable. */
   recordSpawning?: (spawning: Omit<LaunchData, 'pid' | 'startTime'>) => Promise<void>;
-  /** Swaps bin.prev back into bin and the revisions in data.json; the revision now installed. */
+  /** Swaps bin.prev back into bin; the revision now installed. */
   rollback: () => Promise<string | null>;
   previousRevision?: () => string | null;
   savedMaintenance?: MaintenanceData | null;

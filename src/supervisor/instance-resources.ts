@@ -21,10 +21,7 @@ export interface Sample {
   processes: number;
 }
 
-/**
- * The next sample: CPU in % of one core since the previous sample of the same server, or since its launch. A tree
- * whose CPU sum falls (a helper exited unreaped) counts 0 for that interval rather than going back.
- */
+/** CPU in % of one core since the same server's previous sample or its launch; a falling sum counts 0. */
 export function nextSample(
   prev: Sample | null,
   pid: number,
@@ -53,19 +50,15 @@ export function memoryOverLimit(rssBytes: number, limitMB: number | undefined): 
   return `memory ${formatBytes(rssBytes)} over MemoryLimitMB ${limitMB}`;
 }
 
-/**
- * An instance's resource use: its server's process tree and players read every `Timing.ResourceSampleSeconds` while
- * a server runs (no timer while none does); `MemoryLimitMB` acted on once per run through a maintenance restart.
- */
+/** The server's tree and players, read every `Timing.ResourceSampleSeconds` while it runs; `MemoryLimitMB` once. */
 export function createInstanceResources(
   deps: InstanceDeps,
   server: () => { pid: number; startedMs: number | null } | null,
   requestRestart: (when: MaintenancePolicy, why: string) => void,
-  /** The current server has checked in: before that it is starting, and its memory says nothing yet. */
+  /** Before its first check-in a server's memory says nothing yet. */
   checkedIn: () => boolean,
 ) {
   const sampleMs = () => deps.config.timing.ResourceSampleSeconds * 1000;
-  /** Every process of the launch's cgroup counts as the server's. */
   let launchCgroup: { pid: number; cgroup: string | null } | null = null;
   let memoryRestartPid: number | null = null;
   let sampledPid: number | null = null;

@@ -1,8 +1,4 @@
-/**
- * How an instance is started (at the daemon's start or when a reload adds it): its folder and data.json made ready,
- * the instance built on them, and the server a previous daemon left adopted or shut down before the first launch.
- */
-
+/** An instance started (by the daemon or a reload): folder and data.json ready, a previous daemon's server handled. */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Bus } from '../bus.ts';
@@ -16,7 +12,7 @@ import type { ProcessTracking } from '../process/tracking.ts';
 import { type InstanceData, readInstanceData, writeInstanceData } from '../store/instance-data.ts';
 import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
-import { createInstance, type Instance } from './instance.ts';
+import { createInstance } from './instance.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { echoServerLine, serverLogOptions } from './server-log.ts';
 
@@ -33,21 +29,13 @@ export async function prepareInstanceDir(dir: string): Promise<void> {
   }
 }
 
-/** An instance built and not started yet, with the verified server the previous daemon left for it. */
-export interface Prepared {
-  inst: Instance;
-  instance: ResolvedInstance;
-  leftover: Leftover | null;
-}
-
 export interface StarterOptions {
   bus: Bus;
   log: Logger;
-  /** Where servers check in (`watchdog.baseUrl`): an address this daemon listens on. */
+  /** Where servers check in: an address this daemon listens on. */
   baseUrl: string;
-  /** `BaseUrl`, or the local address: what clients are given. */
+  /** What clients are given: `BaseUrl`, or the local address. */
   publicBaseUrl: string;
-  /** Whether a server told to check in at this URL reaches this daemon. */
   reachesUs?: (url: string) => boolean;
   /** Without it only process groups are killed. */
   tracking?: ProcessTracking;
@@ -57,7 +45,6 @@ export interface StarterOptions {
 
 export function createInstanceStarter(opts: StarterOptions, config: () => ResolvedConfig) {
   const { bus, log } = opts;
-  /** Log followers of adopted servers, by key. */
   const followers = new Map<string, () => void>();
 
   const providerFor = (instance: ResolvedInstance, ilog: Logger) =>
@@ -75,7 +62,8 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     log,
   });
 
-  async function prepare(instance: ResolvedInstance): Promise<Prepared> {
+  /** Built, not started, with the verified server the previous daemon left for it. */
+  async function prepare(instance: ResolvedInstance) {
     const ilog = log.child(instance.key);
     await prepareInstanceDir(instance.dir);
     await recoverInterruptedInstall(instance.dir);
@@ -151,7 +139,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
   }
 
   /** Starts one prepared instance: adopts its leftover (PersistServers), or shuts the leftover down first. */
-  async function launch({ inst, instance, leftover }: Prepared): Promise<void> {
+  async function launch({ inst, instance, leftover }: Awaited<ReturnType<typeof prepare>>): Promise<void> {
     const ilog = log.child(inst.key);
     if (leftover && config().persistServers) {
       const recorded = recordedBaseUrl(leftover.record);
@@ -178,9 +166,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
         }),
       );
     }
-    // What is left of earlier launches (a helper that escaped its group, a server the previous daemon could not
-    // record) is ended now, even if the instance stays stopped. The one sweep: each later launch's leftovers die
-    // with its server.
+    // The one sweep of earlier launches' leftovers, even if it stays stopped; later ones die with their server.
     const left = (await opts.tracking?.sweep(inst.key).catch(() => [])) ?? [];
     if (left.length > 0) {
       ilog.warn(`killed ${left.length} process(es) left by the previous daemon's launches`, { pids: left.join(' ') });
@@ -231,10 +217,7 @@ export function createDataWriter(dir: string, initial: InstanceData, log: Logger
   };
 
   return {
-    /**
-     * Merges `patch` and writes data.json. Never rejects: a failed write leaves the previous data.json whole, is
-     * logged once and is tried again every `retryMs()` with the newest data until one succeeds.
-     */
+    /** Never rejects: a failed write keeps the previous data.json, is logged once and retried with the newest data. */
     write(patch: Partial<InstanceData>, opts?: { durable?: boolean }): Promise<void> {
       data = { ...data, ...patch };
       return attempt(opts);

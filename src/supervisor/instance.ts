@@ -36,7 +36,6 @@ export function createInstance(deps: InstanceDeps) {
     bus,
     alertAfterMs: () => deps.config.timing.UpdateCheckAlertMinutes * 60_000,
   });
-  /** CPU, memory and players of the running server, and MemoryLimitMB. */
   const resources = createInstanceResources(
     deps,
     () => {
@@ -94,14 +93,11 @@ export function createInstance(deps: InstanceDeps) {
     );
   }
 
-  function sendConsole(command: string): Promise<void> {
-    return sendConsoleCommand(`${deps.instance.dir}/${CONSOLE_FIFO}`, command);
-  }
-
-  function consoleSettings(): { commandsPerMinute: number } | null {
-    // Settings made without the parser (embedders, tests) may lack the key: off, as the parser's default.
-    return consoleOf(deps.instance.settings.Console ?? false);
-  }
+  const sendConsole = (command: string): Promise<void> =>
+    sendConsoleCommand(`${deps.instance.dir}/${CONSOLE_FIFO}`, command);
+  // Settings made without the parser (embedders, tests) may lack the key: off, as the parser's default.
+  const consoleSettings = (): { commandsPerMinute: number } | null =>
+    consoleOf(deps.instance.settings.Console ?? false);
 
   const abilities = () => ({
     canUpdate: deps.provider !== null,
@@ -113,10 +109,7 @@ export function createInstance(deps: InstanceDeps) {
     key,
     backups: backupHost.control,
 
-    /**
-     * Starts the actor: adopt a live server from the previous daemon, or check for updates and launch. A stop
-     * data.json remembers stands from the first moment; an adopted server of it is stopped again.
-     */
+    /** Adopts the previous daemon's server, or checks for updates and launches; a remembered stop stops it again. */
     start(adoptPid: number | null): void {
       chart.start();
       chart.send(adoptPid === null ? { type: 'START' } : { type: 'ADOPT', pid: adoptPid });
@@ -135,7 +128,7 @@ export function createInstance(deps: InstanceDeps) {
       scheduledCommands.start();
     },
 
-    /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
+    /** Resolves once the server is shut down (or detached) and the actor is stopped. */
     async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
       resources.stop();
       scheduledCommands.stop();
@@ -154,7 +147,7 @@ export function createInstance(deps: InstanceDeps) {
       Object.assign(deps, { config, instance, provider });
       chart.send({ type: 'CONFIG', timing: instanceTiming(config, instance), maintenance: maintenanceRules(deps) });
       backupHost.reschedule();
-      scheduledCommands.reschedule();
+      scheduledCommands.start();
     },
 
     apiToken: (): string | undefined => deps.instance.apiToken,
@@ -164,8 +157,8 @@ export function createInstance(deps: InstanceDeps) {
     refusal: (action: ControlAction): string | null => refusalOf(snapshot(), action, abilities()),
 
     control(action: ControlAction, { when, by = '', withData, snapshot: id }: ControlOptions = {}): void {
-      // The HTTP layer asks `refusal` first and answers 409. What the machine cannot take is dropped here for every
-      // caller; a missing provider or bin.prev is left to the actors, which say so in the log.
+      // HTTP asked `refusal` first (409); for other callers this drops what the machine cannot take. A missing
+      // provider or bin.prev is left to the actors, which log it.
       const refused = busyRefusal(snapshot(), action);
       if (refused !== null) {
         log.warn(`${action} refused: ${refused}`);

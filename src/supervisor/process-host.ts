@@ -19,10 +19,7 @@ import { echoServerLine, serverLogOptions, serverLogOutage } from './server-log.
 /** The server's last output line is kept to say why it ended; a line longer than this is cut. */
 const LAST_LINE_CHARS = 300;
 
-/**
- * The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. `owned`
- * hears of each server launched or adopted and its launch's cgroup, for the resource samples.
- */
+/** The process side of `runProcess`; `owned` hears of each server and its cgroup, for the resource samples. */
 export function createProcessHost(
   deps: InstanceDeps,
   revision: () => string | null,
@@ -34,7 +31,7 @@ export function createProcessHost(
   const logOutage = serverLogOutage(key, bus);
   const stragglers = (when: 'exit' | 'relaunch') => (pids: number[]) =>
     bus.emit('instance:stragglers', { key, pids, when, at: Date.now() });
-  /** The hard limits that could not apply, as last told (said again only when it changes). */
+  /** The hard limits that could not apply, as last told. */
   let toldLimits = '';
   return {
     key,
@@ -149,10 +146,7 @@ export function createProcessHost(
   };
 }
 
-/**
- * A server process whose whole launch goes with it: once the server has exited, every process it left is killed
- * before the exit is reported, so the next launch never meets them on the game port. Not after `detach()`.
- */
+/** Unless detached, what the server left is killed before its exit is reported: the next launch needs the port. */
 function trackedProcess(
   proc: ServerProcess,
   track: LaunchTrack,
@@ -201,13 +195,12 @@ async function holdersOf(port: number): Promise<PortHolder[]> {
 const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} (${h.name})`;
 
 /**
- * Before a launch: makes sure the game port is free. A holder that is ours is killed with the rest of its launch;
- * one that is not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a process that is
- * not ours, or still held once ours were killed and `waitMs` has passed.
+ * Before a launch: our holders of the game port are killed with their launch, others left alone. Throws
+ * `LaunchBlockedError('port', …)` when one not ours holds it, or it is still held `waitMs` after ours were killed.
  */
 export async function clearForLaunch(opts: {
   key: string;
-  /** The instance's ApiPort, on TCP and UDP (the engine's game port by default). */
+  /** ApiPort, on TCP and UDP. */
   port: number;
   tracking: ProcessTracking | undefined;
   log: Logger;

@@ -16,26 +16,26 @@ export interface OwnedServer {
   lastLine?: () => string | undefined;
 }
 
-/** What the runProcess actor needs from its instance; all I/O beyond the server itself goes through here. */
+/** All I/O of the runProcess actor beyond the server itself. */
 export interface ProcessHost {
   readonly key: string;
   readonly log: Logger;
   apiPort(): number;
   shutdownWindows(): { requestMs: number; exitMs: number; maxAnswerBytes: number };
   secret(): string;
-  /** Rejects with a ProcessError, or a LaunchBlockedError when it is not the server's fault. */
+  /** Rejects with a ProcessError (LaunchBlockedError when not the server's fault). */
   launch(launchId: number, secret: string): Promise<OwnedServer>;
-  /** The server recorded by the previous daemon, verified alive; null when it cannot be adopted. */
+  /** The previous daemon's server, verified alive; null when it cannot be adopted. */
   adopt(pid: number): OwnedServer | null;
   /** Dumps the server if configured (bounded in time); never throws. */
   dump(proc: ServerProcess): Promise<void>;
-  /** The server exited (its launch record is cleared) or was detached (the record stays). */
+  /** Exited clears the launch record; detached keeps it. */
   released(how: 'exited' | 'detached'): void;
 }
 
 /**
- * The `runProcess` actor, one per launch: owns the server from spawn to exit, carries out ProcessCommands and reports
- * PROCESS_*. Its cleanup kills the group unless detached: exit actions do not run on actor stop (statelyai/xstate#4630).
+ * One per launch: owns the server from spawn to exit. Its cleanup kills the group unless detached: exit actions do
+ * not run on actor stop (statelyai/xstate#4630).
  */
 export function createRunProcess(host: ProcessHost) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
@@ -44,7 +44,7 @@ export function createRunProcess(host: ProcessHost) {
     let owned: OwnedServer | null = null;
     let detached = false;
     let stopped = false;
-    /** How the server is being made to go, once it is: later requests of the same or a milder kind are moot. */
+    /** How the server is being made to go: later requests of the same or a milder kind are moot. */
     let going: 'leave' | 'shutdown' | 'kill' | null = null;
     const pending: ProcessCommand[] = [];
 
@@ -125,8 +125,8 @@ export function createRunProcess(host: ProcessHost) {
     };
 
     /**
-     * Runs a command without ever throwing out of the actor: XState never runs the cleanup of a failed callback actor,
-     * so its server would live on beside the next one. A command meant to end the server that fails ends it with a kill.
+     * Never throws out of the actor: XState never runs a failed callback actor's cleanup, so its server would outlive
+     * it. A failed command meant to end the server ends it with a kill.
      */
     const safely = (cmd: ProcessCommand) => {
       try {

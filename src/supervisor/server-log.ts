@@ -20,17 +20,11 @@ export function serverLogOptions(config: ResolvedConfig, instance: ResolvedInsta
 }
 
 /** Puts a server log's outages on the bus. */
-export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealth {
+function serverLogHealth(key: string, file: string, bus: Bus): WriteHealth {
   return {
-    onFailing(code, message) {
-      bus.emit('instance:log-failing', { key, file, code, message, at: Date.now() });
-    },
-    onDropped(lines) {
-      bus.emit('instance:log-dropped', { key, lines, at: Date.now() });
-    },
-    onResumed(dropped) {
-      bus.emit('instance:log-resumed', { key, file, dropped, at: Date.now() });
-    },
+    onFailing: (code, message) => bus.emit('instance:log-failing', { key, file, code, message, at: Date.now() }),
+    onDropped: (lines) => bus.emit('instance:log-dropped', { key, lines, at: Date.now() }),
+    onResumed: (dropped) => bus.emit('instance:log-resumed', { key, file, dropped, at: Date.now() }),
   };
 }
 

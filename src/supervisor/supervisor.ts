@@ -20,7 +20,7 @@ export function createSupervisor(opts: StarterOptions & { config: ResolvedConfig
   const { bus, log } = opts;
   let config = opts.config;
   const instances = new Map<string, Instance>();
-  /** Removed instances still shutting down: re-adding one waits, as both would share data.json. */
+  /** Removed instances still shutting down: re-adding one waits (they share data.json). */
   const retiring = new Map<string, Promise<void>>();
   /** Configured instances not registered yet (being prepared at start or by a reload): their requests get 503. */
   const preparing = new Set<string>();
@@ -125,7 +125,7 @@ export function createSupervisor(opts: StarterOptions & { config: ResolvedConfig
 
 export type Supervisor = ReturnType<typeof createSupervisor>;
 
-/** How often a running download is logged; the bus gets progress every 250 ms, which would flood the log. */
+/** The bus gets download progress every 250 ms, which would flood the log. */
 export const UPDATE_PROGRESS_LOG_EVERY_MS = 5_000;
 
 type UpdateEvent = BusEvents['instance:update'];
@@ -145,10 +145,7 @@ function sizeFields(e: UpdateEvent): Record<string, number> {
   return { bytes: e.bytes, total: e.total, percent };
 }
 
-/**
- * Logs update progress from the bus: a line when a provider's phase changes, and while downloading at most one per
- * `everyMs`, so a long download shows it is alive without flooding the log. Returns the unsubscribe function.
- */
+/** A log line per update phase, and one per `everyMs` while downloading; returns the unsubscribe function. */
 export function logUpdateProgress(
   bus: Bus,
   log: Logger,

@@ -8,12 +8,12 @@ import { DiskSpaceError } from '../updates/install/disk-guard.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import type { UpdateCheckStatus } from './status.ts';
 
-/** Its deps object, so a reload's new provider is used. */
+/** The deps object itself, so a reload's new provider is used. */
 export type UpdateHost = Pick<InstanceDeps, 'instance' | 'log' | 'bus' | 'provider' | 'recordRevision'>;
 
 /** What runs before an install is told how it ended; neither call rejects. */
 export interface AfterInstall {
-  /** `revision` (maybe newer than the build the check found) was swapped in. */
+  /** `revision` (maybe newer than the one found) was swapped in. */
   installed(revision: string): Promise<void>;
   notInstalled(): Promise<void>;
 }
@@ -67,7 +67,6 @@ function tell(host: UpdateHost, e: Omit<BusEvents['instance:update'], 'key' | 'a
   host.bus.emit('instance:update', { key: host.instance.key, ...e, at: Date.now() });
 }
 
-/** Whether `err` (or what it wraps) is a disk-space failure. */
 function diskSpaceError(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
     if (e instanceof DiskSpaceError) return true;
@@ -98,16 +97,14 @@ export function createCheckActor(host: UpdateHost) {
 }
 
 /**
- * The outcome of an instance's update checks, so a failing check is seen rather than read as "no update": the last
- * check for the status JSON, the table and the card; every check on the bus (`instance:update-check`, for
- * `/metrics`); and one chat notice when checks have failed for `alertAfterMs`, one more when they work again.
+ * Update checks' outcomes, so a failing check is not read as "no update": the last for the status, each on the bus,
+ * and one chat notice when they have failed for `alertAfterMs`, one more when they work again.
  */
 export function createCheckRecord(opts: { key: string; bus: Bus; alertAfterMs: () => number }) {
   const { key, bus } = opts;
   let last: { at: number; result: UpdateCheckStatus['result']; error: string | null } | null = null;
   let failingSince: number | null = null;
   let lastSuccessAt: number | null = null;
-  /** The failing notice went out for the current run of failures. */
   let told = false;
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 

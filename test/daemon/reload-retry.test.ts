@@ -60,7 +60,7 @@ test('reload-retry :: SIGHUP while starved: refused twice, then applied without 
     process.emit('SIGHUP');
     await waitFor('the reload applied', () => applied.length === 1 || undefined, 10_000);
     assert.is(loads, 3);
-    assert.is(reload.reloader.current().timing.BackoffMaxSeconds, 0.2);
+    assert.is(reload.current().timing.BackoffMaxSeconds, 0.2);
     const retries = log.lines.filter((l) => l.msg.includes('reloading again in')).map((l) => l.msg);
     assert.is(retries.length, 2, retries.join('\n'));
   } finally {

@@ -11,8 +11,7 @@ import { type BusEvents, createBus } from '../../src/bus.ts';
 import { cronProblem, nextFire } from '../../src/config/cron.ts';
 import type { MaintenanceSettings } from '../../src/config/sections/maintenance.ts';
 import type { Logger } from '../../src/log.ts';
-import { announce, isMaintenanceFact } from '../../src/supervisor/maintenance/announce.ts';
-import { maintenanceStatus, savedPlanOf } from '../../src/supervisor/maintenance/plan.ts';
+import { announce, maintenanceStatus, savedPlanOf } from '../../src/supervisor/maintenance/plan.ts';
 import { createMaintenanceSchedule, type MaintenanceSchedule } from '../../src/supervisor/maintenance/schedule.ts';
 import { createHarness, type Harness, settle, stampAt } from '../machines/_support/harness.ts';
 
@@ -130,8 +129,7 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
   for (const type of ['instance:maintenance-pending', 'instance:maintenance-done'] as const)
     bus.on(type, (e: BusEvents[typeof type]) => ctx.events.push({ type, ...e }));
   h.actor.on('*', (e) => {
-    if (!isMaintenanceFact(e)) return;
-    announce({ key: 'alpha', bus, log: quiet }, e, h.clock.now());
+    if (!announce({ key: 'alpha', bus, log: quiet }, e, h.clock.now())) return;
     if (e.type === 'maintenance-step' && e.step === 'restart') ctx.restarts.push(h.clock.now() - START);
   });
   ctx.players = h.players;

@@ -1,7 +1,9 @@
-/** The maintenance region as data.json keeps it and the status shows it, read off the instance's snapshot. */
+/** The maintenance region read off the machine: its plan for data.json, its status, its facts for the bus and log. */
 import type { SnapshotFrom } from 'xstate';
 import type { instanceMachine } from '../../../machines/instance.ts';
-import type { SavedMaintenance } from '../../../machines/instance.types.ts';
+import type { InstanceEmitted, SavedMaintenance } from '../../../machines/instance.types.ts';
+import type { Bus } from '../../bus.ts';
+import type { Logger } from '../../log.ts';
 import type { MaintenancePolicy } from '../contract.ts';
 import type { MaintenanceStatus } from '../status.ts';
 
@@ -10,10 +12,7 @@ export type InstanceSnapshot = SnapshotFrom<typeof instanceMachine>;
 const action = (snap: InstanceSnapshot, state: 'forced' | 'carrying-out') =>
   snap.matches({ maintenance: { action: state } });
 
-/**
- * The plan to keep: the pending action and how far it got, and the hold, in wall times only (their monotonic
- * `due` and `ends` mean nothing to the next daemon, which measures from the wall times: `restored`).
- */
+/** The plan to keep, in wall times only: the monotonic `due` and `ends` mean nothing to the next daemon. */
 export function savedPlanOf(snap: InstanceSnapshot): SavedMaintenance {
   const { pending, hold } = snap.context.maintenance;
   const forced = action(snap, 'forced');
@@ -25,10 +24,7 @@ export function savedPlanOf(snap: InstanceSnapshot): SavedMaintenance {
   return { pending: { ...wall, asked, carried, forced }, hold: kept };
 }
 
-/**
- * Keeps the plan in data.json each time it changes (never twice the same). It starts once the previous daemon's plan
- * was handed to the machine, so the empty plan of a machine just made never overwrites it.
- */
+/** Keeps the plan in data.json as it changes; from `start`, so a new machine's empty plan never overwrites it. */
 export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>) {
   let kept: SavedMaintenance | null = null;
   let last: string | null = null;
@@ -67,10 +63,7 @@ function waitingFor(snap: InstanceSnapshot): WaitingFor {
 
 const iso = (t: number) => new Date(t).toISOString();
 
-/**
- * The `maintenance` field of the status JSON at `now` (monotonic: a hold is shown until its timer runs out, whatever
- * the wall clock did meanwhile; the times shown are the wall times it was stamped with).
- */
+/** The status's `maintenance` at `now` (monotonic: a hold shows until its timer runs out, whatever the wall does). */
 export function maintenanceStatus(
   snap: InstanceSnapshot,
   now: number,
@@ -98,4 +91,56 @@ export function maintenanceStatus(
     staged,
     hold: h === null ? null : { reason: h.reason, since: iso(h.since), until: iso(h.until) },
   };
+}
+
+/** False for a fact that is not the maintenance region's. */
+export function announce(host: { key: string; bus: Bus; log: Logger }, e: InstanceEmitted, at: number): boolean {
+  const { key, bus, log } = host;
+  switch (e.type) {
+    case 'maintenance-pending': {
+      const p = e.pending;
+      log.info(`maintenance ${p.action} pending`, {
+        when: p.when,
+        source: p.source,
+        deadline: iso(p.deadline),
+        ...(p.reason ? { reason: p.reason } : {}),
+        ...(p.by ? { by: p.by } : {}),
+      });
+      bus.emit('instance:maintenance-pending', {
+        key,
+        kind: e.kind,
+        when: p.when,
+        deadline: p.deadline,
+        ...(p.reason ? { reason: p.reason } : {}),
+        ...(p.by ? { by: p.by } : {}),
+        at: p.since,
+      });
+      break;
+    }
+    case 'hold-began':
+      log.info('maintenance held', { until: iso(e.hold.until), reason: e.hold.reason });
+      bus.emit('instance:maintenance-pending', {
+        key,
+        kind: 'hold',
+        reason: e.hold.reason,
+        until: e.hold.until,
+        at: e.hold.since,
+      });
+      break;
+    case 'maintenance-done':
+      if (e.kind === 'hold') log.info(e.how === 'expired' ? 'maintenance hold ran out' : 'maintenance hold released');
+      bus.emit('instance:maintenance-done', { key, kind: e.kind, how: e.how, at });
+      break;
+    case 'maintenance-step':
+      if (e.step === 'ask-leave')
+        log.info('maintenance: asking the server to leave at the end of its round (POST /update)');
+      else
+        log.info(
+          e.forced ? 'maintenance deadline reached; restarting the server' : 'maintenance: restarting the server',
+        );
+      break;
+    default:
+      return false;
+  }
+  return true;
 }

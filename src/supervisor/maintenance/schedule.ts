@@ -1,8 +1,3 @@
-/**
- * The maintenance schedules: `RestartSchedule` and `UpdateSchedule` as the `maintenanceSchedule` actor (armed again on
- * RESCHEDULE), and the console commands on schedules.
- */
-
 import { fromCallback } from 'xstate';
 import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.setup.ts';
 import type { Stamp } from '../../../machines/instance.types.ts';
@@ -12,15 +7,9 @@ import { describeError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { type CronTimer, cronTimer, realClock, type TimerClock } from '../cron-timer.ts';
 
-export interface ScheduleHost {
-  settings(): MaintenanceSettings | undefined;
-  canCheck(): boolean;
-  log: Logger;
-}
-
-/** `stamp` dates the MAINTAIN a fire sends (a test gives its simulated clock to both). */
+/** `RestartSchedule` and `UpdateSchedule` as the `maintenanceSchedule` actor; `stamp` dates the MAINTAIN it sends. */
 export function createMaintenanceSchedule(
-  host: ScheduleHost,
+  host: { settings(): MaintenanceSettings | undefined; canCheck(): boolean; log: Logger },
   clock: TimerClock = realClock,
   stamp: () => Stamp = stampNow,
 ) {
@@ -62,17 +51,14 @@ export function createMaintenanceSchedule(
 export type MaintenanceSchedule = ReturnType<typeof createMaintenanceSchedule>;
 
 /** `Maintenance.Announcements` before each scheduled restart and `Maintenance.Commands`: one cron timer per entry. */
-export interface ScheduledCommandsOptions {
+export function createScheduledCommands(opts: {
   settings: () => MaintenanceSettings | undefined;
   send: (command: string, why: string) => void;
   /** An announcement of a restart a hold keeps back would be wrong. */
   held: () => boolean;
-  /** A schedule that cannot be computed: told once per arming. */
   broken: (why: string, error: unknown) => void;
   clock?: TimerClock;
-}
-
-export function createScheduledCommands(opts: ScheduledCommandsOptions) {
+}) {
   let timers: CronTimer[] = [];
 
   const stop = () => {
@@ -104,5 +90,5 @@ export function createScheduledCommands(opts: ScheduledCommandsOptions) {
     timers = [...announcements, ...m.Commands.map((c) => timer(c.Schedule, c.Command, `schedule ${c.Schedule}`))];
   };
 
-  return { start, stop, reschedule: start };
+  return { start, stop };
 }

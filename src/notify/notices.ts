@@ -3,29 +3,17 @@ import { formatDelay } from './messages.ts';
 
 type Alert = BusEvents['instance:alert'];
 type Update = BusEvents['instance:update'];
-/** What the notifier remembers of an instance's current server, from its `instance:launch`. */
-export interface LaunchSeen {
-  /** When it was seen, on the monotonic clock: the uptime is measured on it. */
-  ms: number;
-  revision: string | null;
-}
+/** An instance's current server as its `instance:launch` told it; `ms` on the monotonic clock, for the uptime. */
+export type LaunchSeen = { ms: number; revision: string | null };
 
-const KIND_OF: Record<AlertKind, NoticeKind> = {
-  crash: 'crash',
-  hang: 'hang',
-  'crash-loop': 'loop',
-  'hang-loop': 'loop',
-  failing: 'failing',
-  stopped: 'stopped',
-};
-
-const REASON_OF: Record<AlertKind, string> = {
-  crash: 'exited on its own',
-  hang: 'stopped checking in',
-  'crash-loop': 'crashes again and again after checking in',
-  'hang-loop': 'hangs again and again after checking in',
-  failing: 'exits before checking in, again and again',
-  stopped: 'stopped on request',
+/** Each alert's notice kind and reason. */
+const ALERT: Record<AlertKind, [NoticeKind, string]> = {
+  crash: ['crash', 'exited on its own'],
+  hang: ['hang', 'stopped checking in'],
+  'crash-loop': ['loop', 'crashes again and again after checking in'],
+  'hang-loop': ['loop', 'hangs again and again after checking in'],
+  failing: ['failing', 'exits before checking in, again and again'],
+  stopped: ['stopped', 'stopped on request'],
 };
 
 /**
@@ -33,7 +21,8 @@ const REASON_OF: Record<AlertKind, string> = {
  * adopted server has none); a server failing to start never ran long enough for an uptime to mean anything.
  */
 export function noticeFromAlert(e: Alert, launch: LaunchSeen | undefined, now: number): Notice {
-  const n: Notice = { key: e.key, kind: KIND_OF[e.kind], message: e.message, reason: REASON_OF[e.kind], at: e.at };
+  const [kind, reason] = ALERT[e.kind];
+  const n: Notice = { key: e.key, kind, message: e.message, reason, at: e.at };
   if (e.exit) n.exit = e.exit;
   if (launch) {
     n.revision = launch.revision;
@@ -151,17 +140,11 @@ const HOW: Record<Done['how'], string> = {
 };
 
 export function noticeFromDone(e: Done): Notice {
-  const fields = [{ name: 'Outcome', value: e.how }];
+  const told = { key: e.key, fields: [{ name: 'Outcome', value: e.how }], at: e.at };
   if (e.kind === 'hold') {
     const goes = e.how === 'released' || e.how === 'expired' ? '; maintenance that waited goes ahead' : '';
-    return {
-      key: e.key,
-      kind: 'hold',
-      title: `Hold ${HOW[e.how]}`,
-      message: `The hold on server \`${e.key}\` is ${HOW[e.how]}${goes}.`,
-      fields,
-      at: e.at,
-    };
+    const message = `The hold on server \`${e.key}\` is ${HOW[e.how]}${goes}.`;
+    return { ...told, kind: 'hold', title: `Hold ${HOW[e.how]}`, message };
   }
   const what = WHAT[e.kind];
   const server = `Server \`${e.key}\``;
@@ -171,14 +154,7 @@ export function noticeFromDone(e: Done): Notice {
       : e.how === 'forced'
         ? `${server} ${what.done}: forced, its MaxDelayMinutes ran out, so it was shut down gracefully.`
         : `${server} ${what.done}.`;
-  return {
-    key: e.key,
-    kind: 'scheduled-restart',
-    title: `${what.title} ${HOW[e.how]}`,
-    message,
-    fields,
-    at: e.at,
-  };
+  return { ...told, kind: 'scheduled-restart', title: `${what.title} ${HOW[e.how]}`, message };
 }
 
 type Blocked = BusEvents['instance:launch-blocked'];
@@ -220,15 +196,8 @@ export function noticeFromUnblocked(e: Unblocked): Notice {
  * watcher emits `daemon:disk-low` and `daemon:disk-recovered` only on a change), about the host rather than an instance.
  */
 export function noticeFromDisk(e: BusEvents['daemon:disk-low'], recovered: boolean): Notice {
-  const fields = [{ name: 'Folder', value: e.path }];
-  return recovered
-    ? {
-        key: '',
-        kind: 'disk',
-        title: 'Disk space recovered',
-        message: `Disk space is back: ${e.message}.`,
-        fields,
-        at: e.at,
-      }
-    : { key: '', kind: 'disk', title: 'Disk space low', message: `Disk space is low: ${e.message}.`, fields, at: e.at };
+  const [title, message] = recovered
+    ? ['Disk space recovered', `Disk space is back: ${e.message}.`]
+    : ['Disk space low', `Disk space is low: ${e.message}.`];
+  return { key: '', kind: 'disk', title, message, fields: [{ name: 'Folder', value: e.path }], at: e.at };
 }

@@ -1,22 +1,17 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Notice } from '../../bus.ts';
+import type { TargetOf } from '../routes.ts';
 import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
 import { noticeJson } from './http.ts';
-
-export interface CommandTarget {
-  type: 'Command';
-  /** The program, then its arguments: run as is, no shell. */
-  argv: string[];
-}
 
 /** What of a command's output is kept, for the log line when it fails; the rest is read and dropped. */
 const OUTPUT_CAP = 2000;
 /** sysexits' EX_TEMPFAIL: the command asks to be run again later. Any other failure is final. */
-export const EX_TEMPFAIL = 75;
+const EX_TEMPFAIL = 75;
 
 /** The notice as `WATCHDOG_NOTICE_*` variables; the daemon's own environment is not passed on (it may hold secrets). */
-export function noticeEnv(n: Notice, name: string | undefined): Record<string, string> {
+function noticeEnv(n: Notice, name: string | undefined): Record<string, string> {
   const j = noticeJson(n, name);
   const env: Record<string, string> = {
     WATCHDOG_NOTICE_KEY: j.key,
@@ -38,10 +33,10 @@ const capped = (s: Readable, into: { text: string }) =>
   });
 
 /**
- * Runs the command with the notice in its environment and as JSON on stdin, in its own process group, so a timeout
- * (or the daemon stopping) kills whatever it started too. Exit 0 delivered it; 75 asks for a retry.
+ * Runs the command (argv as is, no shell) with the notice in its environment and as JSON on stdin, in its own process
+ * group, so a timeout (or the daemon stopping) kills whatever it started too. Exit 0 delivered it; 75 asks for a retry.
  */
-export function commandDelivery(t: CommandTarget, n: Notice, ctx: DeliveryContext): Delivery {
+export function commandDelivery(t: TargetOf<'Command'>, n: Notice, ctx: DeliveryContext): Delivery {
   const env = noticeEnv(n, ctx.name);
   const input = `${JSON.stringify(noticeJson(n, ctx.name))}\n`;
   const [program = '', ...args] = t.argv;

@@ -17,12 +17,6 @@ export interface ArchiveLocation {
   refused?: string;
 }
 
-/** The newest build a source offers; `locate` is asked only when it is not the one installed. */
-export interface FoundBuild {
-  revision: string;
-  locate(): Promise<ArchiveLocation>;
-}
-
 async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { signal: AbortSignal }): Promise<string> {
   const { instance } = ctx;
   // One name will do: providers serialise their preparations (install/staged-build.ts).
@@ -52,7 +46,12 @@ async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { si
   }
 }
 
-/** A source of server archives at a URL (Manifest, CiServer): `check` stages a new build, `apply` swaps it in. */
+type FoundBuild = { revision: string; locate(): Promise<ArchiveLocation> };
+
+/**
+ * A source of server archives at a URL (Manifest, CiServer): `check` stages a new build, `apply` swaps it in.
+ * `newest` gives the newest build; its archive is located only when it is not the one installed.
+ */
 export function urlBuildProvider(
   ctx: ProviderContext,
   type: string,

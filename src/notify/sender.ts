@@ -70,11 +70,7 @@ export function createSender(opts: QueueOptions) {
       // At most a minute, the service's hint included.
       const delay = Math.min(60_000, result.retryAfterMs ?? opts.retryBaseMs * 2 ** n);
       opts.log.debug('chat webhook: retrying', { ...where, problem: result.problem, delayMs: delay });
-      try {
-        await sleep(delay, undefined, { signal: halt.signal });
-      } catch {
-        return; // stopped
-      }
+      if (!(await sleep(delay, true, { signal: halt.signal }).catch(() => false))) return; // stopped
     }
   };
 
@@ -106,15 +102,7 @@ export function createSender(opts: QueueOptions) {
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
-      const running = pumping;
-      if (running) {
-        const timer = new AbortController();
-        await Promise.race([
-          running,
-          sleep(opts.stopWaitMs ?? 2000, undefined, { signal: timer.signal }).catch(() => undefined),
-        ]);
-        timer.abort();
-      }
+      if (pumping) await Promise.race([pumping, sleep(opts.stopWaitMs ?? 2000, undefined, { ref: false })]);
       if (queue.length > 0 || pumping)
         opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { ...where, unsent: queue.length });
       queue.length = 0;

@@ -35,14 +35,12 @@ export async function hubSettingsOf(argv: readonly string[], env: NodeJS.Process
     .split(',')
     .map((u) => u.trim())
     .filter((u) => u !== '');
-  const problems: string[] = [];
-  for (const url of hubUrls) {
-    // The engine appends `api/servers/advertise` to each entry as text: without the slash the request goes astray.
-    if (!url.endsWith('/'))
-      problems.push(
-        `hub.hub_urls entry ${url} lacks its trailing slash: the engine posts to ${url}api/servers/advertise`,
-      );
-  }
+  // The engine appends `api/servers/advertise` to each entry as text: without the slash the request goes astray.
+  const problems = hubUrls
+    .filter((url) => !url.endsWith('/'))
+    .map(
+      (url) => `hub.hub_urls entry ${url} lacks its trailing slash: the engine posts to ${url}api/servers/advertise`,
+    );
   const serverUrl = s.string('hub.server_url', '').trim();
   if (serverUrl !== '' && !/^ss14s?:\/\/[^/\s]+/.test(serverUrl))
     problems.push(`hub.server_url ${serverUrl} is not an ss14:// or ss14s:// address: hubs refuse it`);
@@ -51,17 +49,13 @@ export async function hubSettingsOf(argv: readonly string[], env: NodeJS.Process
 
 export type Listing = 'listed' | 'missing';
 
-class HubUnreachableError extends Error {
-  override name = 'HubUnreachableError';
-}
-
 /** Built as the engine builds its advertise address: the hub URL as text, then the path. */
 export const infoUrl = (hubUrl: string, address: string): string =>
   `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
 
 /**
  * Whether a hub lists a server now: SS14.ServerHub's `api/servers/info?url=` answers its `/info` until 3 minutes after
- * its last advertise, else 404 (one small request, not the whole list).
+ * its last advertise, else 404 (one small request, not the whole list). An error when the hub cannot say.
  */
 export async function checkListing(
   hubUrl: string,
@@ -74,43 +68,37 @@ export async function checkListing(
     res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs), headers: { Accept: 'application/json' } });
   } catch (err) {
     const late = (err as Error | null)?.name === 'TimeoutError' ? `no answer within ${opts.timeoutMs / 1000} s` : '';
-    throw new HubUnreachableError(`cannot reach the hub at ${url}: ${late || describeError(err)}`, { cause: err });
+    throw new Error(`cannot reach the hub at ${url}: ${late || describeError(err)}`, { cause: err });
   }
   // Read to free the connection; a hub is any URL config.toml names: one answering too much counts as unreachable.
   try {
     await readCapped(res.body, opts.maxBytes, 'its answer', opts.setting);
   } catch (err) {
     const why = err instanceof AnswerTooLargeError ? err.message : `its answer was cut short (${describeError(err)})`;
-    throw new HubUnreachableError(`the hub at ${url} answered HTTP ${res.status}, but ${why}`, { cause: err });
+    throw new Error(`the hub at ${url} answered HTTP ${res.status}, but ${why}`, { cause: err });
   }
   if (res.status === 200) return 'listed';
   if (res.status === 404) return 'missing';
-  throw new HubUnreachableError(`the hub at ${url} answered HTTP ${res.status}`);
+  throw new Error(`the hub at ${url} answered HTTP ${res.status}`);
 }
 
-/** The engine's `hub` lines in a server's log, matched on the message whatever the prefix. */
-export type AdvertiseEvent =
-  | { type: 'advertised'; hub: string; address: string }
-  | { type: 'guessed'; address: string }
-  | { type: 'refused'; hub: string; status: string; text: string }
-  | { type: 'failed'; hub: string };
-
+/* The engine's `hub` lines in a server's log, matched on the message whatever the prefix. */
 const ADVERTISED = /Successfully advertised to (\S+) with address (\S+)/;
 const GUESSED = /Guessed server address to be (\S+)/;
 const REFUSED = /Error status while advertising server: \[([^\]]*)\] (.*), from (\S+)\s*$/;
 const FAILED = /Exception while trying to advertise server to (\S+)/;
 
-export function advertiseEventOf(line: string): AdvertiseEvent | null {
+export function advertiseEventOf(line: string) {
   // Cheap test first: nearly every line is about something else.
   if (!line.includes('advertis') && !line.includes('Guessed server address')) return null;
   let m = REFUSED.exec(line);
-  if (m) return { type: 'refused', status: m[1] ?? '', text: (m[2] ?? '').slice(0, 300), hub: m[3] ?? '' };
+  if (m) return { type: 'refused' as const, status: m[1] ?? '', text: (m[2] ?? '').slice(0, 300), hub: m[3] ?? '' };
   m = ADVERTISED.exec(line);
-  if (m) return { type: 'advertised', hub: m[1] ?? '', address: m[2] ?? '' };
+  if (m) return { type: 'advertised' as const, hub: m[1] ?? '', address: m[2] ?? '' };
   m = GUESSED.exec(line);
-  if (m) return { type: 'guessed', address: m[1] ?? '' };
+  if (m) return { type: 'guessed' as const, address: m[1] ?? '' };
   m = FAILED.exec(line);
-  if (m) return { type: 'failed', hub: m[1] ?? '' };
+  if (m) return { type: 'failed' as const, hub: m[1] ?? '' };
   return null;
 }
 
@@ -125,30 +113,23 @@ interface HubState {
   checkedAt: number | null;
 }
 
-interface HubReports {
-  /** Once per absence longer than the limit (after a re-advertise, with a console). */
-  missing(hub: string, address: string, since: number, why: string | null): void;
-  back(hub: string, address: string, missingMs: number): void;
-  readvertised(hub: string): void;
-}
-
-interface HubWatchOptions {
-  settings: HubSettings;
-  missingAfterMs: number;
-  /** The daemon's monotonic clock. */
-  now: () => number;
-  check: (hub: string, address: string) => Promise<Listing>;
-  /** `hub_advertise_now` through the console, when there is one. */
-  readvertise?: () => Promise<void>;
-  reports: HubReports;
-}
-
 /**
  * Whether the hubs list the server: `poll()` asks each, `line()` reads the engine's hub lines. An absence past
- * `missingAfterMs` first gets the re-advertise command (with a console), then is told once; an unreachable hub is no
- * absence.
+ * `missingAfterMs` (on `now`, the daemon's monotonic clock) first gets the re-advertise command (`hub_advertise_now`,
+ * with a console), then is told once; an unreachable hub is no absence.
  */
-export function createHubWatch(opts: HubWatchOptions) {
+export function createHubWatch(opts: {
+  settings: HubSettings;
+  missingAfterMs: number;
+  now: () => number;
+  check: (hub: string, address: string) => Promise<Listing>;
+  readvertise?: () => Promise<void>;
+  reports: {
+    missing(hub: string, address: string, since: number, why: string | null): void;
+    back(hub: string, address: string, missingMs: number): void;
+    readvertised(hub: string): void;
+  };
+}) {
   let address = opts.settings.serverUrl;
   const hubs = new Map(opts.settings.hubUrls.map((hub) => [hub, fresh(hub)]));
 
@@ -194,7 +175,7 @@ export function createHubWatch(opts: HubWatchOptions) {
       for (const hub of hubs.keys()) hubs.set(hub, fresh(hub));
     },
 
-    line(text: string): AdvertiseEvent | null {
+    line(text: string) {
       const event = advertiseEventOf(text);
       if (event === null) return null;
       if ((event.type === 'guessed' || event.type === 'advertised') && opts.settings.serverUrl === '')

@@ -14,7 +14,7 @@ export function describeExit(exit: ExitInfo | null): string | null {
 }
 
 /** The reason in a chat message: one line, at most 200 characters, in backticks (a backtick inside would end them). */
-export function quotedDetail(detail: string | null): string | null {
+function quotedDetail(detail: string | null): string | null {
   if (!detail) return null;
   const line = detail.replace(/\s+/g, ' ').trim().replace(/`/g, "'");
   return `\`${line.length > 200 ? `${line.slice(0, 197)}...` : line}\``;
@@ -45,10 +45,6 @@ export function formatDelay(ms: number): string {
  * The chat message for an alert, naming the instance key in backticks (a fixed format people and scripts may
  * search for). Texts follow the real watchdog's (`ServerInstance.cs`, `ServerInstance.Actor.cs`) with its
  * "timed and will be killed" typo fixed and the exit status in words rather than a C# record dump.
- *
- * @example
- * alertMessage('alpha', { type: 'alert', kind: 'crash', exit: { code: null, signal: 'SIGKILL' }, failures: 0, backoffMs: null });
- * // "Server `alpha` exited with signal SIGKILL. Check server logs for possible causes."
  */
 export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): string {
   const server = `Server \`${key}\``;

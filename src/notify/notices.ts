@@ -1,39 +1,26 @@
 import type { AlertKind, BusEvents, MaintenanceKind, Notice, NoticeKind } from '../bus.ts';
 import { formatDelay } from './messages.ts';
 
-type Alert = BusEvents['instance:alert'];
-type Update = BusEvents['instance:update'];
-/** What the notifier remembers of an instance's current server, from its `instance:launch`. */
-export interface LaunchSeen {
-  /** When it was seen, on the monotonic clock: the uptime is measured on it. */
-  ms: number;
-  revision: string | null;
-}
+/** An instance's current server as its `instance:launch` told it; `ms` on the monotonic clock, for the uptime. */
+export type LaunchSeen = { ms: number; revision: string | null };
 
-const KIND_OF: Record<AlertKind, NoticeKind> = {
-  crash: 'crash',
-  hang: 'hang',
-  'crash-loop': 'loop',
-  'hang-loop': 'loop',
-  failing: 'failing',
-  stopped: 'stopped',
-};
-
-const REASON_OF: Record<AlertKind, string> = {
-  crash: 'exited on its own',
-  hang: 'stopped checking in',
-  'crash-loop': 'crashes again and again after checking in',
-  'hang-loop': 'hangs again and again after checking in',
-  failing: 'exits before checking in, again and again',
-  stopped: 'stopped on request',
+/** Each alert's notice kind and reason. */
+const ALERT: Record<AlertKind, [NoticeKind, string]> = {
+  crash: ['crash', 'exited on its own'],
+  hang: ['hang', 'stopped checking in'],
+  'crash-loop': ['loop', 'crashes again and again after checking in'],
+  'hang-loop': ['loop', 'hangs again and again after checking in'],
+  failing: ['failing', 'exits before checking in, again and again'],
+  stopped: ['stopped', 'stopped on request'],
 };
 
 /**
  * An alert as a notice. Revision and uptime come from the instance's last launch, when this daemon saw one (an
  * adopted server has none); a server failing to start never ran long enough for an uptime to mean anything.
  */
-export function noticeFromAlert(e: Alert, launch: LaunchSeen | undefined, now: number): Notice {
-  const n: Notice = { key: e.key, kind: KIND_OF[e.kind], message: e.message, reason: REASON_OF[e.kind], at: e.at };
+export function noticeFromAlert(e: BusEvents['instance:alert'], launch: LaunchSeen | undefined, now: number): Notice {
+  const [kind, reason] = ALERT[e.kind];
+  const n: Notice = { key: e.key, kind, message: e.message, reason, at: e.at };
   if (e.exit) n.exit = e.exit;
   if (launch) {
     n.revision = launch.revision;
@@ -46,7 +33,7 @@ export function noticeFromAlert(e: Alert, launch: LaunchSeen | undefined, now: n
  * An installed update, or one that could not be installed, as a notice; null for the other phases. A failed check
  * (the CDN or CI server down) is logged and not told: the server runs on, and the next check tries again.
  */
-export function noticeFromUpdate(e: Update): Notice | null {
+export function noticeFromUpdate(e: BusEvents['instance:update']): Notice | null {
   // `by`: who asked for the build, in the audit's words (`by ops from 10.0.0.5`).
   const asked = e.by ? ` (requested ${e.by})` : '';
   if (e.phase === 'done') {
@@ -69,9 +56,6 @@ export function noticeFromUpdate(e: Update): Notice | null {
   }
   return null;
 }
-
-type Pending = BusEvents['instance:maintenance-pending'];
-type Done = BusEvents['instance:maintenance-done'];
 
 /** `06:30 UTC on 2026-11-25`: unambiguous wherever the reader is. */
 export function utcTime(ms: number): string {
@@ -107,7 +91,7 @@ const requestedBy = (kind: Exclude<MaintenanceKind, 'hold'>, by: string) =>
  * Maintenance announcements as notices: a restart waiting for its moment (from the schedule, a `?when=` request or
  * a found update) is the `scheduled-restart` kind, a hold the `hold` kind. Told once when it begins, once when done.
  */
-export function noticeFromPending(e: Pending): Notice {
+export function noticeFromPending(e: BusEvents['instance:maintenance-pending']): Notice {
   const server = `Server \`${e.key}\``;
   if (e.kind === 'hold') {
     const until = e.until === undefined ? '' : ` until ${utcTime(e.until)}`;
@@ -142,7 +126,7 @@ export function noticeFromPending(e: Pending): Notice {
   return n;
 }
 
-const HOW: Record<Done['how'], string> = {
+const HOW: Record<BusEvents['instance:maintenance-done']['how'], string> = {
   done: 'done',
   forced: 'forced',
   released: 'released',
@@ -150,18 +134,12 @@ const HOW: Record<Done['how'], string> = {
   dropped: 'called off',
 };
 
-export function noticeFromDone(e: Done): Notice {
-  const fields = [{ name: 'Outcome', value: e.how }];
+export function noticeFromDone(e: BusEvents['instance:maintenance-done']): Notice {
+  const told = { key: e.key, fields: [{ name: 'Outcome', value: e.how }], at: e.at };
   if (e.kind === 'hold') {
     const goes = e.how === 'released' || e.how === 'expired' ? '; maintenance that waited goes ahead' : '';
-    return {
-      key: e.key,
-      kind: 'hold',
-      title: `Hold ${HOW[e.how]}`,
-      message: `The hold on server \`${e.key}\` is ${HOW[e.how]}${goes}.`,
-      fields,
-      at: e.at,
-    };
+    const message = `The hold on server \`${e.key}\` is ${HOW[e.how]}${goes}.`;
+    return { ...told, kind: 'hold', title: `Hold ${HOW[e.how]}`, message };
   }
   const what = WHAT[e.kind];
   const server = `Server \`${e.key}\``;
@@ -171,18 +149,8 @@ export function noticeFromDone(e: Done): Notice {
       : e.how === 'forced'
         ? `${server} ${what.done}: forced, its MaxDelayMinutes ran out, so it was shut down gracefully.`
         : `${server} ${what.done}.`;
-  return {
-    key: e.key,
-    kind: 'scheduled-restart',
-    title: `${what.title} ${HOW[e.how]}`,
-    message,
-    fields,
-    at: e.at,
-  };
+  return { ...told, kind: 'scheduled-restart', title: `${what.title} ${HOW[e.how]}`, message };
 }
-
-type Blocked = BusEvents['instance:launch-blocked'];
-type Unblocked = BusEvents['instance:launch-unblocked'];
 
 const REASON = { resources: "the watchdog's own resources", port: 'the game port is still held' } as const;
 
@@ -191,7 +159,7 @@ const REASON = { resources: "the watchdog's own resources", port: 'the game port
  * descriptors (EMFILE); retrying in 8 s`); null for the retries after it, so an episode is one message however
  * long it lasts. Its end is `noticeFromUnblocked`.
  */
-export function noticeFromBlocked(e: Blocked): Notice | null {
+export function noticeFromBlocked(e: BusEvents['instance:launch-blocked']): Notice | null {
   if (e.attempts !== 1) return null;
   return {
     key: e.key,
@@ -203,7 +171,7 @@ export function noticeFromBlocked(e: Blocked): Notice | null {
 }
 
 /** The launch that worked after blocked ones: the episode the first notice began is over. */
-export function noticeFromUnblocked(e: Unblocked): Notice {
+export function noticeFromUnblocked(e: BusEvents['instance:launch-unblocked']): Notice {
   const tries = `${e.attempts} blocked attempt${e.attempts === 1 ? '' : 's'}`;
   return {
     key: e.key,
@@ -220,15 +188,8 @@ export function noticeFromUnblocked(e: Unblocked): Notice {
  * watcher emits `daemon:disk-low` and `daemon:disk-recovered` only on a change), about the host rather than an instance.
  */
 export function noticeFromDisk(e: BusEvents['daemon:disk-low'], recovered: boolean): Notice {
-  const fields = [{ name: 'Folder', value: e.path }];
-  return recovered
-    ? {
-        key: '',
-        kind: 'disk',
-        title: 'Disk space recovered',
-        message: `Disk space is back: ${e.message}.`,
-        fields,
-        at: e.at,
-      }
-    : { key: '', kind: 'disk', title: 'Disk space low', message: `Disk space is low: ${e.message}.`, fields, at: e.at };
+  const [title, message] = recovered
+    ? ['Disk space recovered', `Disk space is back: ${e.message}.`]
+    : ['Disk space low', `Disk space is low: ${e.message}.`];
+  return { key: '', kind: 'disk', title, message, fields: [{ name: 'Folder', value: e.path }], at: e.at };
 }

@@ -1,7 +1,9 @@
 import { type Bus, type Notice, subscribe } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
 import { describeError } from '../errors.ts';
-import { deliveryFor } from './destinations/registry.ts';
+import { commandDelivery } from './destinations/command.ts';
+import { emailDelivery } from './destinations/email.ts';
+import * as http from './destinations/http.ts';
 import {
   type LaunchSeen,
   noticeFromAlert,
@@ -12,11 +14,27 @@ import {
   noticeFromUnblocked,
   noticeFromUpdate,
 } from './notices.ts';
-import { type Route, routesFor, targetIdentity } from './routes.ts';
-import { createSender, type DeliveryContext, type QueueOptions, type Sender } from './sender.ts';
+import { payloadOf } from './payload.ts';
+import { type Route, routesFor, type Target, type TargetOf, targetIdentity } from './routes.ts';
+import { createSender, type Delivery, type DeliveryContext, type QueueOptions, type Sender } from './sender.ts';
+
+/** How each destination delivers a notice: made once per notice, so a retry sends the same. */
+const DELIVERIES: { [K in Target['type']]: (t: TargetOf<K>, n: Notice, ctx: DeliveryContext) => Delivery } = {
+  // A Discord-shaped webhook: `{content}` or `{embeds}` by the route's format, mentions off.
+  Webhook: (t, n, ctx) => http.postJson(t.url, payloadOf(n, ctx.format, ctx.name), ctx),
+  Json: (t, n, ctx) => http.postJson(t.url, http.noticeJson(n, ctx.name), ctx),
+  Slack: (t, n, ctx) => http.postJson(t.url, http.slackPayload(n, ctx.name), ctx),
+  Ntfy: http.ntfyDelivery,
+  Matrix: http.matrixDelivery,
+  Telegram: http.telegramDelivery,
+  Email: emailDelivery,
+  Command: commandDelivery,
+};
+const deliveryFor = (t: Target, n: Notice, ctx: DeliveryContext) =>
+  (DELIVERIES[t.type] as (t: Target, n: Notice, ctx: DeliveryContext) => Delivery)(t, n, ctx);
 
 export interface NotifierOptions
-  extends Omit<QueueOptions, 'label'>,
+  extends Omit<QueueOptions, 'label' | 'destination'>,
     Pick<DeliveryContext, 'timeoutMs' | 'maxAnswerBytes' | 'ca'> {
   routes: readonly Route[];
   bus: Bus;
@@ -29,11 +47,9 @@ export interface NotifierOptions
 }
 
 /**
- * Tells the chat what happened: alerts (crash, hang, loop, failing, stopped), installed and failed updates,
- * maintenance as it begins and ends (`instance:maintenance-pending`, `instance:maintenance-done`), disk space going low and coming
- * back (`daemon:disk-low`, `daemon:disk-recovered`) and any `instance:notice`, each to
- * every route that wants its kind and instance, in its destination's format. One queue per destination, so a 429 on
- * one holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
+ * Tells the chat what happened (the bus events below), each to every route that wants its kind and instance, in its
+ * destination's format. One queue per destination, so a 429 on one holds up no other. Fire and forget: the handlers
+ * only queue, so an emitter never waits or sees an error.
  */
 export function createNotifier(opts: NotifierOptions) {
   const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs } = opts;

@@ -10,55 +10,36 @@ const DARK_RED = 0x992d22;
 const BLUE = 0x3498db;
 const GREY = 0x95a5a6;
 
-/** Embed colour by kind: what went wrong red, what keeps going wrong darker, maintenance blue, requests grey. */
-export const COLOURS: Record<NoticeKind, number> = {
-  crash: RED,
-  hang: RED,
-  loop: DARK_RED,
-  failing: DARK_RED,
-  'update-installed': BLUE,
-  'update-failed': BLUE,
-  'scheduled-restart': BLUE,
-  stopped: GREY,
-  hold: GREY,
-  disk: DARK_RED,
-  'launch-blocked': RED,
-  'update-check': BLUE,
-  backup: DARK_RED,
-  hub: RED,
+/**
+ * By kind: the title, the embed colour (what went wrong red, what keeps going wrong darker, maintenance blue, requests
+ * grey), and whether it is urgent (something went wrong rather than news) for destinations with priorities.
+ */
+export const KINDS: Record<NoticeKind, { title: string; colour: number; urgent: boolean }> = {
+  crash: { title: 'Crashed', colour: RED, urgent: true },
+  hang: { title: 'Hung', colour: RED, urgent: true },
+  loop: { title: 'Restart loop', colour: DARK_RED, urgent: true },
+  failing: { title: 'Failing to start', colour: DARK_RED, urgent: true },
+  stopped: { title: 'Stopped', colour: GREY, urgent: false },
+  'update-installed': { title: 'Update installed', colour: BLUE, urgent: false },
+  'update-failed': { title: 'Update failed', colour: BLUE, urgent: true },
+  'scheduled-restart': { title: 'Scheduled restart', colour: BLUE, urgent: false },
+  hold: { title: 'Hold', colour: GREY, urgent: false },
+  disk: { title: 'Disk space', colour: DARK_RED, urgent: true },
+  'launch-blocked': { title: 'Cannot launch', colour: RED, urgent: true },
+  'update-check': { title: 'Update checks', colour: BLUE, urgent: false },
+  backup: { title: 'Backup failed', colour: DARK_RED, urgent: true },
+  hub: { title: 'Hub listing', colour: RED, urgent: true },
 };
 
-const TITLES: Record<NoticeKind, string> = {
-  crash: 'Crashed',
-  hang: 'Hung',
-  loop: 'Restart loop',
-  failing: 'Failing to start',
-  stopped: 'Stopped',
-  'update-installed': 'Update installed',
-  'update-failed': 'Update failed',
-  'scheduled-restart': 'Scheduled restart',
-  hold: 'Hold',
-  disk: 'Disk space',
-  'launch-blocked': 'Cannot launch',
-  'update-check': 'Update checks',
-  backup: 'Backup failed',
-  hub: 'Hub listing',
-};
-
-export interface EmbedField {
-  name: string;
-  value: string;
-  inline: boolean;
-}
 export interface Embed {
   title: string;
   description: string;
   color: number;
-  fields: EmbedField[];
+  fields: Array<{ name: string; value: string; inline: boolean }>;
   timestamp: string;
 }
 /** What a webhook is sent; mentions are always off, so a server's text can never ping anyone. */
-export type Payload =
+type Payload =
   | { content: string; allowed_mentions: { parse: [] } }
   | { embeds: [Embed]; allowed_mentions: { parse: [] } };
 
@@ -87,7 +68,7 @@ const instanceLabel = (key: string, name: string | undefined) => (name && name !
 export function embedOf(n: Notice, name?: string): Embed {
   // A notice about the daemon's host (key '') names no instance.
   const label = n.key === '' ? '' : instanceLabel(n.key, name);
-  const fields: EmbedField[] = [{ name: 'Instance', value: label, inline: true }];
+  const fields: Embed['fields'] = [{ name: 'Instance', value: label, inline: true }];
   const exit = describeExit(n.exit ?? null);
   if (exit) fields.push({ name: 'Exit', value: exit, inline: true });
   if (n.revision) fields.push({ name: 'Revision', value: n.revision, inline: true });
@@ -99,7 +80,7 @@ export function embedOf(n: Notice, name?: string): Embed {
     .slice(0, LIMITS.fields)
     .map((f) => ({ ...f, name: clip(f.name, LIMITS.name), value: clip(f.value, LIMITS.value) }));
   const title = clip(
-    label === '' ? (n.title ?? TITLES[n.kind]) : `${n.title ?? TITLES[n.kind]} · ${label}`,
+    label === '' ? (n.title ?? KINDS[n.kind].title) : `${n.title ?? KINDS[n.kind].title} · ${label}`,
     LIMITS.title,
   );
   // Within the 6000 total: the description gives way first, then fields from the end.
@@ -110,7 +91,7 @@ export function embedOf(n: Notice, name?: string): Embed {
   return {
     title,
     description,
-    color: COLOURS[n.kind],
+    color: KINDS[n.kind].colour,
     fields: kept,
     timestamp: new Date(n.at).toISOString(),
   };
@@ -123,39 +104,18 @@ export function payloadOf(n: Notice, format: NotifyFormat, name?: string): Paylo
 }
 
 /** A notice as every non-Discord destination shows it: the embed's title, message and fields, as plain strings. */
-export interface NoticeView {
-  /** `Crashed · Main server (main)`. */
-  title: string;
-  message: string;
-  fields: Array<{ name: string; value: string }>;
-  /** Something went wrong (a crash, a failed update, a low disk) rather than news. */
-  urgent: boolean;
-}
-
-const URGENT: ReadonlySet<NoticeKind> = new Set([
-  'crash',
-  'hang',
-  'loop',
-  'failing',
-  'update-failed',
-  'disk',
-  'launch-blocked',
-  'backup',
-  'hub',
-]);
-
-export function viewOf(n: Notice, name: string | undefined): NoticeView {
+export function viewOf(n: Notice, name: string | undefined) {
   const e = embedOf(n, name);
   return {
     title: e.title,
     message: e.description,
     fields: e.fields.map((f) => ({ name: f.name, value: f.value })),
-    urgent: URGENT.has(n.kind),
+    urgent: KINDS[n.kind].urgent,
   };
 }
 
 /** Title, message, then one `Name: value` line per field: for a text-only destination (Telegram, email). */
-export function plainText(view: NoticeView, withTitle = true): string {
+export function plainText(view: ReturnType<typeof viewOf>, withTitle = true): string {
   const lines = [...(withTitle ? [view.title] : []), view.message];
   if (view.fields.length > 0) lines.push('', ...view.fields.map((f) => `${f.name}: ${f.value}`));
   return lines.join('\n');

@@ -1,6 +1,5 @@
 import { NOTICE_KINDS, type Notice, type NoticeKind } from '../bus.ts';
 import type { NotificationSettings, NotifyFormat } from '../config/sections/notification.ts';
-import type { Target } from './destinations/registry.ts';
 
 type RouteSettings = NotificationSettings['Routes'][number];
 
@@ -16,18 +15,25 @@ export interface Route {
   format: NotifyFormat;
 }
 
-/** A route's destination as configured; the schema guarantees exactly one. */
-export function targetOf(r: RouteSettings): Target {
-  if (r.Webhook) return { type: 'Webhook', url: r.Webhook };
-  if (r.Ntfy) return { type: 'Ntfy', url: r.Ntfy, token: r.Token ?? null };
-  if (r.Slack) return { type: 'Slack', url: r.Slack };
-  if (r.Json) return { type: 'Json', url: r.Json };
-  if (r.Matrix) return { type: 'Matrix', ...r.Matrix };
-  if (r.Telegram) return { type: 'Telegram', ...r.Telegram, ChatId: String(r.Telegram.ChatId) };
-  if (r.Email) return { type: 'Email', ...r.Email, To: [r.Email.To].flat() };
-  if (r.Command) return { type: 'Command', argv: r.Command };
+/**
+ * A route's destination as configured (the schema guarantees exactly one). Every one but Command's holds a secret
+ * (a token in a URL, a token, an SMTP password): never logged.
+ */
+export function targetOf(r: RouteSettings) {
+  if (r.Webhook) return { type: 'Webhook' as const, url: r.Webhook };
+  if (r.Ntfy) return { type: 'Ntfy' as const, url: r.Ntfy, token: r.Token ?? null };
+  if (r.Slack) return { type: 'Slack' as const, url: r.Slack };
+  if (r.Json) return { type: 'Json' as const, url: r.Json };
+  if (r.Matrix) return { type: 'Matrix' as const, ...r.Matrix };
+  if (r.Telegram) return { type: 'Telegram' as const, ...r.Telegram, ChatId: String(r.Telegram.ChatId) };
+  if (r.Email) return { type: 'Email' as const, ...r.Email, To: [r.Email.To].flat() };
+  if (r.Command) return { type: 'Command' as const, argv: r.Command };
   throw new Error('a route without a destination passed the schema');
 }
+
+export type Target = ReturnType<typeof targetOf>;
+/** The target of one destination type. */
+export type TargetOf<K extends Target['type']> = Extract<Target, { type: K }>;
 
 /** What makes two routes one destination (a webhook named twice gets one message); holds secrets, so never logged. */
 export function targetIdentity(t: Target): string {

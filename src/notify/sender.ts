@@ -21,7 +21,7 @@ export interface QueueOptions {
   /** Where the route was configured (`Notification.Routes[0]`), for log lines: never the URL, which holds a token. */
   label: string;
   /** What kind of destination it is (`Ntfy`, `Email`), for log lines beside the label. */
-  destination?: string;
+  destination: string;
   /** Further attempts after a retryable failure. */
   retries: number;
   /** First back-off; doubles per attempt. The service's own retry hint takes precedence. */
@@ -29,8 +29,6 @@ export interface QueueOptions {
   log: Logger;
   /** Messages waiting beyond this drop the oldest (default 100). */
   maxQueue?: number;
-  /** Ceiling for any back-off, the service's hint included (default 60 s). */
-  maxDelayMs?: number;
   /** How long `stop()` lets queued and in-flight messages finish (default 2 s). */
   stopWaitMs?: number;
 }
@@ -42,10 +40,8 @@ export interface QueueOptions {
  */
 export function createSender(opts: QueueOptions) {
   const maxQueue = opts.maxQueue ?? 100;
-  const maxDelayMs = opts.maxDelayMs ?? 60_000;
-  const route = opts.label;
-  // Every line names the route and, when known, the kind of destination: never its URL or token.
-  const where = opts.destination ? { route, destination: opts.destination } : { route };
+  // Every line names the route and the kind of destination: never its URL or token.
+  const where = { route: opts.label, destination: opts.destination };
   const queue: Delivery[] = [];
   const halt = new AbortController();
   let pumping: Promise<void> | null = null;
@@ -71,13 +67,10 @@ export function createSender(opts: QueueOptions) {
         });
         return;
       }
-      const delay = Math.min(maxDelayMs, result.retryAfterMs ?? opts.retryBaseMs * 2 ** n);
+      // At most a minute, the service's hint included.
+      const delay = Math.min(60_000, result.retryAfterMs ?? opts.retryBaseMs * 2 ** n);
       opts.log.debug('chat webhook: retrying', { ...where, problem: result.problem, delayMs: delay });
-      try {
-        await sleep(delay, undefined, { signal: halt.signal });
-      } catch {
-        return; // stopped
-      }
+      if (!(await sleep(delay, true, { signal: halt.signal }).catch(() => false))) return; // stopped
     }
   };
 
@@ -109,15 +102,7 @@ export function createSender(opts: QueueOptions) {
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
-      const running = pumping;
-      if (running) {
-        const timer = new AbortController();
-        await Promise.race([
-          running,
-          sleep(opts.stopWaitMs ?? 2000, undefined, { signal: timer.signal }).catch(() => undefined),
-        ]);
-        timer.abort();
-      }
+      if (pumping) await Promise.race([pumping, sleep(opts.stopWaitMs ?? 2000, undefined, { ref: false })]);
       if (queue.length > 0 || pumping)
         opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { ...where, unsent: queue.length });
       queue.length = 0;

@@ -17,6 +17,8 @@ export interface RunOptions {
   sink?: Writable;
   /** Keep stdout (for `rev-parse`, `ls-remote`); bounded. */
   captureStdout?: boolean;
+  /** Written to its stdin (else it gets none). */
+  input?: string;
   /** What runs, for messages: "git fetch", "the build command". */
   what: string;
   /** Makes the error a failure rejects with (default: Error), so each caller gets its own kind. */
@@ -46,8 +48,10 @@ export function runChild(program: string, args: string[], opts: RunOptions): Pro
       cwd: opts.cwd,
       env: opts.env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    child.stdin?.on('error', () => undefined); // a program that does not read its stdin is fine
+    child.stdin?.end(opts.input);
     let stdout = '';
     let tail = '';
     let stopped: Error | null = null;

@@ -121,8 +121,7 @@ export function hostRid(override?: string, host: Host = THIS_HOST): string {
 
 /** The platform a Git checkout is packaged for: `<os>-<arch>`, as the engine's packaging knows no musl. */
 export function hostPackagingRid(override?: string, host: Host = THIS_HOST): string {
-  if (override && override.trim() !== '') return override.trim();
-  return hostRid(undefined, { ...host, musl: () => false });
+  return hostRid(override, { ...host, musl: () => false });
 }
 
 /**

@@ -12,18 +12,13 @@ export interface ProviderContext {
   progress: (p: UpdateProgress) => void;
 }
 
-export interface UpdateCheck {
-  available: boolean;
-  revision?: string;
-}
-
 /**
  * An update source: `check` on `UPDATE_CHECK`, `check` then `apply` before a launch. `apply` installs atomically,
  * returning the revision; on any failure it throws an UpdateError and leaves `bin/` as it was.
  */
 export interface UpdateProvider {
   readonly type: string;
-  check(current: string | null, signal: AbortSignal): Promise<UpdateCheck>;
+  check(current: string | null, signal: AbortSignal): Promise<{ available: boolean; revision?: string }>;
   apply(current: string | null, signal: AbortSignal): Promise<string>;
   /** The revision `check` staged for `apply` to swap in, or null. */
   staged?(): string | null;

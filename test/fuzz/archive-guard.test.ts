@@ -11,16 +11,17 @@ import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:p
 import fc from 'fast-check';
 import * as assert from 'uvu/assert';
 import { UpdateError } from '../../src/errors.ts';
-import {
-  checkHardlinkTarget,
-  checkSymlinkTarget,
-  entryDestination,
-  entrySegments,
-} from '../../src/updates/archive/entry-guard.ts';
+import { checkHardlinkTarget, checkSymlinkTarget, entrySegments } from '../../src/updates/archive/entry-guard.ts';
 import { extractArchive } from '../../src/updates/archive/extract.ts';
 import { tempSuite, within } from '../_support/env.ts';
 import { type EntrySpec, writeRawTar, writeZip } from '../fixtures/archives/build.ts';
 import { fuzz } from './_support/fuzz.ts';
+
+/** Where the extractors place an entry (tree.ts), or null for the folder itself (a `./` directory entry). */
+const entryDestination = (dest: string, name: string): string | null => {
+  const segments = entrySegments(name);
+  return segments.length === 0 ? null : join(dest, ...segments);
+};
 
 /** `p` is `dir` or below it. */
 function inside(dir: string, p: string): boolean {

@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type Bus, createBus, NOTICE_KINDS } from '../../src/bus.ts';
-import type { Target } from '../../src/notify/destinations/registry.ts';
 import { createNotifier } from '../../src/notify/notifier.ts';
-import type { Route } from '../../src/notify/routes.ts';
+import type { Route, Target } from '../../src/notify/routes.ts';
 import {
   type ChatService,
   startJsonReceiver,

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { type Bus, createBus, type Notice } from '../../src/bus.ts';
 import type { NotificationSettings } from '../../src/config/sections/notification.ts';
 import { createNotifier, type Notifier } from '../../src/notify/notifier.ts';
-import { COLOURS, type Embed } from '../../src/notify/payload.ts';
+import { type Embed, KINDS } from '../../src/notify/payload.ts';
 import { routesFrom } from '../../src/notify/routes.ts';
 import { waitFor } from '../_support/env.ts';
 import { captureLog } from '../_support/recording-logger.ts';
@@ -153,20 +153,20 @@ test('routes :: embed: colour by kind, for alerts, updates, maintenance and a no
       assert.equal(
         embeds.map((e) => [e.title.split(' · ')[0], e.color]),
         [
-          ['Hung', COLOURS.hang],
-          ['Restart loop', COLOURS.loop],
-          ['Failing to start', COLOURS.failing],
-          ['Stopped', COLOURS.stopped],
-          ['Update installed', COLOURS['update-installed']],
-          ['Update failed', COLOURS['update-failed']],
-          ['Scheduled restart pending', COLOURS['scheduled-restart']],
-          ['Hold', COLOURS.hold],
-          ['Custom', COLOURS.hold],
+          ['Hung', KINDS.hang.colour],
+          ['Restart loop', KINDS.loop.colour],
+          ['Failing to start', KINDS.failing.colour],
+          ['Stopped', KINDS.stopped.colour],
+          ['Update installed', KINDS['update-installed'].colour],
+          ['Update failed', KINDS['update-failed'].colour],
+          ['Scheduled restart pending', KINDS['scheduled-restart'].colour],
+          ['Hold', KINDS.hold.colour],
+          ['Custom', KINDS.hold.colour],
         ],
         'a failed check (CDN down) is not told; nine, in order',
       );
       assert.equal(
-        [COLOURS.hang, COLOURS.loop, COLOURS['update-installed'], COLOURS.stopped],
+        [KINDS.hang.colour, KINDS.loop.colour, KINDS['update-installed'].colour, KINDS.stopped.colour],
         [0xe74c3c, 0x992d22, 0x3498db, 0x95a5a6],
         'red, dark red, blue, grey',
       );

@@ -1,22 +1,15 @@
-import { spawn } from 'node:child_process';
-import type { Readable } from 'node:stream';
 import type { Notice } from '../../bus.ts';
+import { describeError } from '../../errors.ts';
+import { runChild } from '../../process/run-child.ts';
+import type { TargetOf } from '../routes.ts';
 import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
 import { noticeJson } from './http.ts';
 
-export interface CommandTarget {
-  type: 'Command';
-  /** The program, then its arguments: run as is, no shell. */
-  argv: string[];
-}
-
-/** What of a command's output is kept, for the log line when it fails; the rest is read and dropped. */
-const OUTPUT_CAP = 2000;
 /** sysexits' EX_TEMPFAIL: the command asks to be run again later. Any other failure is final. */
-export const EX_TEMPFAIL = 75;
+const EX_TEMPFAIL = 75;
 
 /** The notice as `WATCHDOG_NOTICE_*` variables; the daemon's own environment is not passed on (it may hold secrets). */
-export function noticeEnv(n: Notice, name: string | undefined): Record<string, string> {
+function noticeEnv(n: Notice, name: string | undefined): Record<string, string> {
   const j = noticeJson(n, name);
   const env: Record<string, string> = {
     WATCHDOG_NOTICE_KEY: j.key,
@@ -31,67 +24,35 @@ export function noticeEnv(n: Notice, name: string | undefined): Record<string, s
   return env;
 }
 
-/** Reads a stream to its end, keeping the first `OUTPUT_CAP` characters. */
-const capped = (s: Readable, into: { text: string }) =>
-  s.on('data', (d: Buffer) => {
-    if (into.text.length < OUTPUT_CAP) into.text += d.toString('utf8').slice(0, OUTPUT_CAP - into.text.length);
-  });
-
 /**
- * Runs the command with the notice in its environment and as JSON on stdin, in its own process group, so a timeout
- * (or the daemon stopping) kills whatever it started too. Exit 0 delivered it; 75 asks for a retry.
+ * Runs the command (argv as is, no shell) with the notice in its environment and as JSON on stdin, in its own process
+ * group, so a timeout (or the daemon stopping) stops whatever it started too. Exit 0 delivered it; 75 and a timeout
+ * ask for a retry.
  */
-export function commandDelivery(t: CommandTarget, n: Notice, ctx: DeliveryContext): Delivery {
+export function commandDelivery(t: TargetOf<'Command'>, n: Notice, ctx: DeliveryContext): Delivery {
   const env = noticeEnv(n, ctx.name);
   const input = `${JSON.stringify(noticeJson(n, ctx.name))}\n`;
   const [program = '', ...args] = t.argv;
-  return (signal) =>
-    new Promise<Attempt>((resolve) => {
-      const child = spawn(program, args, { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-      const output = { text: '' };
-      capped(child.stdout, output);
-      capped(child.stderr, output);
-      child.stdin.on('error', () => undefined); // a command that does not read its stdin is fine
-      child.stdin.end(input);
-      let timedOut = false;
-      const killGroup = () => {
-        try {
-          if (child.pid) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
+  const run = { cwd: process.cwd(), env, input, timeoutMs: ctx.timeoutMs, what: 'the notification command' };
+  return async (signal): Promise<Attempt> => {
+    try {
+      const r = await runChild(program, args, { ...run, signal });
+      if (r.code === 0) return { ok: true, retryable: false, retryAfterMs: null, problem: '' };
+      const how = r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`;
+      const said = r.tail.split('\n').at(-1) ?? '';
+      return {
+        ok: false,
+        retryable: r.code === EX_TEMPFAIL,
+        retryAfterMs: null,
+        problem: said ? `${how}: ${said}` : how,
       };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, ctx.timeoutMs);
-      signal.addEventListener('abort', killGroup, { once: true });
-      const done = (a: Attempt) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', killGroup);
-        resolve(a);
-      };
-      child.on('error', (err) =>
-        done({ ok: false, retryable: false, retryAfterMs: null, problem: `could not run: ${err.message}` }),
-      );
-      child.on('exit', (code, sig) => {
-        // Its output may still be arriving; a helper it left behind holding the pipes must not hold up the queue.
-        const grace = setTimeout(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-        }, 1000);
-        child.once('close', () => {
-          clearTimeout(grace);
-          if (code === 0) return done({ ok: true, retryable: false, retryAfterMs: null, problem: '' });
-          const how = timedOut ? `timed out after ${ctx.timeoutMs} ms` : sig ? `killed by ${sig}` : `exit code ${code}`;
-          const said = output.text.trim().split('\n').at(-1) ?? '';
-          done({
-            ok: false,
-            retryable: timedOut || code === EX_TEMPFAIL,
-            retryAfterMs: null,
-            problem: said ? `${how}: ${said}` : how,
-          });
-        });
-      });
-    });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      // runChild's one failure without a cause is its timeout; a program that cannot start carries the spawn error.
+      const cause = err instanceof Error ? err.cause : undefined;
+      if (cause === undefined)
+        return { ok: false, retryable: true, retryAfterMs: null, problem: `timed out after ${ctx.timeoutMs} ms` };
+      return { ok: false, retryable: false, retryAfterMs: null, problem: `could not run: ${describeError(cause)}` };
+    }
+  };
 }

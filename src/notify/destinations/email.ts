@@ -2,20 +2,13 @@ import { createRequire } from 'node:module';
 import type * as Nodemailer from 'nodemailer';
 import type { Notice } from '../../bus.ts';
 import { plainText, viewOf } from '../payload.ts';
+import type { TargetOf } from '../routes.ts';
 import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
 
 const load = createRequire(import.meta.url);
 
-export interface EmailTarget {
-  type: 'Email';
-  /** `smtp://user:password@host:587` (STARTTLS when the server offers it) or `smtps://…` (TLS from the start). */
-  Smtp: string;
-  From: string;
-  To: string[];
-}
-
 /** A failed send as an attempt: an SMTP 4xx or a lost connection is tried again, a 5xx is final. */
-export function smtpAttempt(err: unknown): Attempt {
+function smtpAttempt(err: unknown): Attempt {
   const code = typeof err === 'object' && err !== null ? Reflect.get(err, 'responseCode') : undefined;
   const name = typeof err === 'object' && err !== null ? Reflect.get(err, 'code') : undefined;
   // Only codes: the message can quote the server, which may echo the login.
@@ -25,10 +18,10 @@ export function smtpAttempt(err: unknown): Attempt {
 }
 
 /**
- * One mail per notice, the title as its subject, through nodemailer (a connection per message: alerts are rare).
- * The connection is closed when the sender stops, so a hung server holds up no shutdown.
+ * One mail per notice, the title as its subject, through nodemailer (a connection per message: alerts are rare;
+ * STARTTLS when an smtp:// server offers it). Closed when the sender stops, so a hung server holds up no shutdown.
  */
-export function emailDelivery(t: EmailTarget, n: Notice, ctx: DeliveryContext): Delivery {
+export function emailDelivery(t: TargetOf<'Email'>, n: Notice, ctx: DeliveryContext): Delivery {
   const view = viewOf(n, ctx.name);
   const mail = { from: t.From, to: t.To, subject: view.title, text: plainText(view, false) };
   return async (signal) => {

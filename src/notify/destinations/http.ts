@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Notice } from '../../bus.ts';
 import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
-import { clip, payloadOf, plainText, viewOf } from '../payload.ts';
+import { clip, plainText, viewOf } from '../payload.ts';
+import type { TargetOf } from '../routes.ts';
 import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
-
-/**
- * An attempt's caps: its time (`Timing.WebhookTimeoutSeconds`) and the most of the service's answer read
- * (`Answers.NotificationMaxKilobytes`: a chat service answers with the message it posted, a few kB).
- */
-export type AttemptCap = Pick<DeliveryContext, 'timeoutMs' | 'maxAnswerBytes'>;
 
 /** `Retry-After` as seconds (fractions allowed, as chat services send) or an HTTP date; null if absent or bad. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
@@ -18,11 +13,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-/** A service's own retry hint in its answer's body (Matrix's `retry_after_ms`); null where it gives none. */
-export type BodyHint = (body: string) => number | null;
-
 /** A JSON answer's field, or undefined: an answer that is not JSON simply has no hint. */
-export function jsonAnswer(body: string): Record<string, unknown> | undefined {
+function jsonAnswer(body: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(body);
     return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
@@ -33,15 +25,15 @@ export function jsonAnswer(body: string): Record<string, unknown> | undefined {
 
 /**
  * One HTTP request as a delivery attempt: a 2xx delivered it, a 429 or a 5xx may be tried again after the service's
- * hint (`Retry-After`, else `hint` on the body), anything else is final. The answer is read, capped, to free the
- * connection; the URL is never part of a problem, since it may hold a token.
+ * hint (`Retry-After`, else `hint` on the body, as Matrix's `retry_after_ms`), anything else is final. The answer is
+ * read, capped, to free the connection; the URL is never part of a problem, since it may hold a token.
  */
-export async function httpAttempt(
+async function httpAttempt(
   url: string,
   init: { method: 'POST' | 'PUT'; headers: Record<string, string>; body: string },
   signal: AbortSignal,
-  cap: AttemptCap,
-  hint?: BodyHint,
+  cap: DeliveryContext,
+  hint?: (body: string) => number | null,
 ): Promise<Attempt> {
   const res = await fetch(url, { ...init, signal: AbortSignal.any([signal, AbortSignal.timeout(cap.timeoutMs)]) });
   let body: string;
@@ -63,27 +55,16 @@ export async function httpAttempt(
   };
 }
 
-/** A POST of `payload` as JSON to `url` (a webhook, Slack, Json, Telegram), each attempt within `cap`. */
-export function postJson(url: string, payload: unknown, cap: AttemptCap, hint?: BodyHint): Delivery {
+/** A POST of `payload` as JSON to `url` (a webhook, Slack, Json, Telegram). */
+export function postJson(
+  url: string,
+  payload: unknown,
+  ctx: DeliveryContext,
+  hint?: (body: string) => number | null,
+): Delivery {
   const body = JSON.stringify(payload);
   return (signal) =>
-    httpAttempt(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }, signal, cap, hint);
-}
-
-export interface WebhookTarget {
-  type: 'Webhook';
-  /** Holds the webhook's token: never logged. */
-  url: string;
-}
-
-/** A Discord-shaped webhook: `{content}` or `{embeds}` by the route's format, mentions off. */
-export function webhookDelivery(t: WebhookTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  return postJson(t.url, payloadOf(n, ctx.format, ctx.name), ctx);
-}
-
-export interface JsonTarget {
-  type: 'Json';
-  url: string;
+    httpAttempt(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }, signal, ctx, hint);
 }
 
 /** The notice itself, for a program to read: `{key, kind, title, message, fields, at}` with `at` in ISO 8601. */
@@ -97,16 +78,6 @@ export function noticeJson(n: Notice, name: string | undefined) {
     fields: view.fields,
     at: new Date(n.at).toISOString(),
   };
-}
-
-export function jsonDelivery(t: JsonTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  return postJson(t.url, noticeJson(n, ctx.name), ctx);
-}
-
-export interface SlackTarget {
-  type: 'Slack';
-  /** An incoming-webhook URL, its token in the path: never logged. */
-  url: string;
 }
 
 /** Slack's Block Kit limits: a section's text 3000 characters, at most 10 fields of 2000. */
@@ -139,18 +110,6 @@ export function slackPayload(n: Notice, name: string | undefined) {
   return { text: mrkdwn(plainText(view)), blocks };
 }
 
-export function slackDelivery(t: SlackTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  return postJson(t.url, slackPayload(n, ctx.name), ctx);
-}
-
-export interface NtfyTarget {
-  type: 'Ntfy';
-  /** The topic's URL (`https://ntfy.sh/mytopic`); anyone knowing it can read the topic, so it is a secret. */
-  url: string;
-  /** An access token, sent as `Authorization: Bearer`. */
-  token: string | null;
-}
-
 /**
  * A header value as ntfy takes it: plain when ASCII, else RFC 2047's `=?UTF-8?B?…?=` (ntfy decodes encoded words
  * in Title and Tags), since HTTP header values are Latin-1 at best.
@@ -160,7 +119,7 @@ export function headerValue(s: string): string {
 }
 
 /** `POST <topic URL>`: the message as the body, the title, a priority (4 "high" for trouble) and the kind as a tag. */
-export function ntfyDelivery(t: NtfyTarget, n: Notice, ctx: DeliveryContext): Delivery {
+export function ntfyDelivery(t: TargetOf<'Ntfy'>, n: Notice, ctx: DeliveryContext): Delivery {
   const view = viewOf(n, ctx.name);
   const headers: Record<string, string> = {
     'Content-Type': 'text/plain; charset=utf-8',
@@ -171,14 +130,6 @@ export function ntfyDelivery(t: NtfyTarget, n: Notice, ctx: DeliveryContext): De
   if (t.token) headers.Authorization = `Bearer ${t.token}`;
   const body = plainText(view, false);
   return (signal) => httpAttempt(t.url, { method: 'POST', headers, body }, signal, ctx);
-}
-
-export interface TelegramTarget {
-  type: 'Telegram';
-  BotToken: string;
-  ChatId: string;
-  /** `https://api.telegram.org` unless a local Bot API server is used. */
-  ApiUrl: string;
 }
 
 /** Telegram's limit on a message's text, in characters. */
@@ -192,24 +143,17 @@ const telegramRetryAfterMs = (body: string): number | null => {
 };
 
 /** `POST <ApiUrl>/bot<token>/sendMessage` with the notice as plain text (no parse mode: nothing to escape). */
-export function telegramDelivery(t: TelegramTarget, n: Notice, ctx: DeliveryContext): Delivery {
+export function telegramDelivery(t: TargetOf<'Telegram'>, n: Notice, ctx: DeliveryContext): Delivery {
   const url = `${t.ApiUrl.replace(/\/+$/, '')}/bot${t.BotToken}/sendMessage`;
   const text = clip(plainText(viewOf(n, ctx.name)), TEXT_MAX);
   return postJson(url, { chat_id: t.ChatId, text, disable_web_page_preview: true }, ctx, telegramRetryAfterMs);
-}
-
-export interface MatrixTarget {
-  type: 'Matrix';
-  Homeserver: string;
-  RoomId: string;
-  AccessToken: string;
 }
 
 const html = (s: string): string =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** An `m.room.message` of type `m.text`: the plain body, and the same as HTML with the title in bold. */
-export function matrixContent(n: Notice, name: string | undefined) {
+function matrixContent(n: Notice, name: string | undefined) {
   const view = viewOf(n, name);
   const fields = view.fields.map((f) => `<br>${html(f.name)}: ${html(f.value)}`).join('');
   return {
@@ -230,7 +174,7 @@ const matrixRetryAfterMs = (body: string): number | null => {
  * `PUT /_matrix/client/v3/rooms/<room>/send/m.room.message/<txn>`. The transaction id is made once per notice, so a
  * retry after a lost answer is the same event to the homeserver, not a second message.
  */
-export function matrixDelivery(t: MatrixTarget, n: Notice, ctx: DeliveryContext): Delivery {
+export function matrixDelivery(t: TargetOf<'Matrix'>, n: Notice, ctx: DeliveryContext): Delivery {
   const base = t.Homeserver.replace(/\/+$/, '');
   const url = `${base}/_matrix/client/v3/rooms/${encodeURIComponent(t.RoomId)}/send/m.room.message/${randomUUID()}`;
   const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${t.AccessToken}` };

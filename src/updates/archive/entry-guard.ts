@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
 
 /*
@@ -24,12 +23,6 @@ export function entrySegments(name: string): string[] {
   const segments = name.split(/[/\\]/).filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) refuseEntry(name, 'its path climbs out of the folder with ".."');
   return segments;
-}
-
-/** The absolute place an entry goes in `destDir`, or null for the folder itself (a `./` directory entry). */
-export function entryDestination(destDir: string, name: string): string | null {
-  const segments = entrySegments(name);
-  return segments.length === 0 ? null : join(destDir, ...segments);
 }
 
 export function checkSymlinkTarget(name: string, target: string): void {

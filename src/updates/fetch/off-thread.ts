@@ -5,11 +5,8 @@ import { UpdateError } from '../../errors.ts';
 import type { ArchiveEvents, ArchiveJob } from './archive-job.ts';
 import { fromWire, type WireError } from './error-wire.ts';
 
-/*
- * Why a worker thread, a fresh isolate per download (measured on a 200 MB build): on the main thread the pipeline
- * kept it ~85 % busy (every request, check-in and log line waited behind it), and in the daemon's long-lived heap
- * its garbage set off a full mark-compact every ~40 ms (36 per update, ~0.4 s of 1.8 s; a fresh isolate takes 6-13).
- */
+// A fresh isolate per download: on the main thread the pipeline kept it busy (every check-in waited behind it) and
+// its garbage set off full collections in the daemon's long-lived heap (bench/README.md has the figures).
 
 export type ToWorker = { type: 'cancel'; reason: string };
 export type FromWorker =
@@ -18,12 +15,9 @@ export type FromWorker =
   | { type: 'done' }
   | { type: 'failed'; error: WireError };
 
-/**
- * The worker's module beside `here` (this module's URL; a test passes another): JavaScript in dist/, or from src/
- * TypeScript loaded through tsx, as the daemon itself is.
- */
-export type WorkerSource = { code: string; eval: true } | { file: URL; eval: false };
+type WorkerSource = { code: string; eval: true } | { file: URL; eval: false };
 
+/** The worker beside `here` (a test passes another): JavaScript in dist/, or src/ TypeScript through tsx. */
 export function workerSource(here = import.meta.url): WorkerSource {
   const compiled = new URL('./archive-worker.js', here);
   if (!here.endsWith('.ts')) {
@@ -40,13 +34,12 @@ export function workerSource(here = import.meta.url): WorkerSource {
   };
 }
 
-/** Left to grow (~48 MB), the young generation raised peak RSS by 73 MB against 50–66 MB, no faster (bench/update.ts). */
+/** Left to grow, the young generation raised peak RSS by more than the whole update, no faster (bench/README.md). */
 const YOUNG_GENERATION_MB = 4;
 
 /**
  * Runs `job` in a worker; rejects with the worker's own error (error-wire.ts). On `signal` the worker is asked to stop
  * (within `cancelGraceMs`, else terminated); the promise settles only after it exited, so nothing writes after.
- * Tests give another `worker`.
  */
 export async function fetchArchiveOffThread(
   job: ArchiveJob,

@@ -14,11 +14,7 @@ import { flushTree } from './flush.ts';
  */
 
 /** `runCommand` (`RunCommand`, relative to the instance folder or absolute) gets the execute bit. */
-export interface StageOptions {
-  instanceDir: string;
-  runCommand?: string;
-  signal: AbortSignal;
-}
+export type StageOptions = { instanceDir: string; runCommand?: string; signal: AbortSignal };
 
 /** The instance's scratch folder for downloads and staging; removed at daemon start. */
 export function updateDir(instanceDir: string): string {
@@ -93,31 +89,26 @@ export async function commitStaged(
   } finally {
     await discardStaged(staging);
   }
-  if (displaced) removeLater(instanceDir, displaced);
+  if (displaced) {
+    removeDisplacedBuilds(instanceDir);
+    waiting.set(resolve(instanceDir), displaced);
+  }
 }
 
-/** Per instance folder: the removals under way, chained, and the displaced build waiting for the new server. */
+/**
+ * Per instance folder: the removals under way, chained, and the displaced build kept until the new server's first
+ * check-in (removing 200 MB, ~0.45 s, competes with the launch players wait for). One waits at a time; a failed
+ * removal is cleared at daemon start.
+ */
 const removals = new Map<string, Promise<void>>();
 const waiting = new Map<string, string>();
 
-/**
- * Keeps a displaced build until the new server's first check-in: removing 200 MB (~0.45 s, bench/downtime.ts)
- * competes with the launch players wait for. One waits at a time; a failed removal is cleared at daemon start.
- */
-function removeLater(instanceDir: string, path: string): void {
-  removeDisplacedBuilds(instanceDir);
-  waiting.set(resolve(instanceDir), path);
-}
-
+/** Starts removing the displaced build that waits, if one does. */
 export function removeDisplacedBuilds(instanceDir: string): void {
   const key = resolve(instanceDir);
   const path = waiting.get(key);
   if (path === undefined) return;
   waiting.delete(key);
-  startRemoval(key, path);
-}
-
-function startRemoval(key: string, path: string): void {
   const done = (removals.get(key) ?? Promise.resolve())
     .then(() => removeOneByOne(path))
     // What the careful pass could not remove (it changed under it, say) gets one plain attempt.
@@ -129,10 +120,7 @@ function startRemoval(key: string, path: string): void {
   });
 }
 
-/**
- * Removes a tree one call at a time (never following links): `rm` with `recursive` queues hundreds of requests in
- * libuv's four threads, which held up data.json and the new server's launch by as long (bench/downtime.ts).
- */
+/** One call at a time, links not followed: `rm -r` floods libuv's four threads, holding up data.json and the launch. */
 async function removeOneByOne(path: string): Promise<void> {
   for (const entry of await readdir(path, { withFileTypes: true })) {
     const inner = join(path, entry.name);

@@ -1,12 +1,29 @@
 import { lstat } from 'node:fs/promises';
+import type { ProviderContext, UpdateProvider } from '../provider.ts';
 import { commitStaged, discardStaged } from './install.ts';
 
+/** The newest build a source offers: its revision, and (asked only when it is not the one installed) how to stage it. */
+export type NewestBuild = {
+  revision: string;
+  stage(): Promise<{ id: string; make: () => Promise<string>; fields: Record<string, string> }>;
+};
+
 /**
- * A build `check` made ready (`prepare`), so one that cannot be installed is refused before the server is asked to
- * leave and the install is only the swap. One per provider, by id, kept once made in full; work is serialised, so
- * nothing is fetched twice or pulled from under another. In `.update/`, cleared at daemon start.
+ * A provider whose `check` stages a new build (`make`), so one that cannot be installed is refused before the server
+ * is asked to leave, and whose `apply` is then only the swap. One staged build, by id, kept once made in full; work
+ * is serialised, so nothing is fetched twice or pulled from under another. In `.update/`, cleared at daemon start.
+ * `installed` says whether the current revision's build is still in place; `afterInstall` follows the swap.
  */
-export function createStagedBuilds(instanceDir: string) {
+export function stagedProvider(
+  ctx: ProviderContext,
+  opts: {
+    type: string;
+    what: string;
+    newest: (signal: AbortSignal) => Promise<NewestBuild>;
+    installed?: () => Promise<boolean>;
+    afterInstall?: (revision: string) => Promise<void>;
+  },
+): UpdateProvider {
   let ready: { id: string; dir: string; revision: string | null } | null = null;
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -29,14 +46,30 @@ export function createStagedBuilds(instanceDir: string) {
   };
 
   return {
-    /** The staged folder for `id`: the one kept when still there, else `make()`'s, kept as `revision`'s. */
-    prepare: (id: string, make: () => Promise<string>, revision: string) => exclusive(() => obtain(id, make, revision)),
-    install: (id: string, make: () => Promise<string>, signal: AbortSignal, onPhase?: (phase: 'install') => void) =>
-      exclusive(async () => {
+    type: opts.type,
+    async check(current, signal) {
+      const build = await opts.newest(signal);
+      if (build.revision === current) return { available: false, revision: build.revision };
+      const { id, make } = await build.stage();
+      await exclusive(() => obtain(id, make, build.revision));
+      return { available: true, revision: build.revision };
+    },
+    async apply(current, signal) {
+      const build = await opts.newest(signal);
+      if (build.revision === current && (await (opts.installed?.() ?? true))) {
+        ctx.log.info('the newest build is already installed', { revision: current });
+        return build.revision;
+      }
+      const { id, make, fields } = await build.stage();
+      ctx.log.info(`installing ${opts.what}`, fields);
+      await exclusive(async () => {
         const dir = await obtain(id, make, null);
         ready = null;
-        await commitStaged(instanceDir, dir, signal, onPhase);
-      }),
-    revision: (): string | null => ready?.revision ?? null,
+        await commitStaged(ctx.instance.dir, dir, signal, (phase) => ctx.progress({ phase }));
+      });
+      await opts.afterInstall?.(build.revision);
+      return build.revision;
+    },
+    staged: () => ready?.revision ?? null,
   };
 }

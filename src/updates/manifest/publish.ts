@@ -6,12 +6,6 @@ import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { isClientArchiveName, SERVER_ARCHIVE_EXAMPLES, serverArchivePlatform } from '../archive/names.ts';
 import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
 
-/** As written: the hash always, and the size. */
-interface ArchiveEntry extends ManifestArchive {
-  sha256: string;
-  size: number;
-}
-
 function normaliseBase(baseUrl: string): string {
   let url: URL;
   try {
@@ -48,7 +42,8 @@ async function readManifest(path: string): Promise<{ builds: Record<string, unkn
   return { ...(doc as Record<string, unknown>), builds: builds as Record<string, unknown> };
 }
 
-async function describeArchive(dir: string, name: string, base: string): Promise<ArchiveEntry> {
+/** As written: the hash always, and the size. */
+async function describeArchive(dir: string, name: string, base: string) {
   const { sha256, bytes } = await hashFile(join(dir, name));
   // Upper-case hex, as Robust.Cdn writes it; readers compare case-insensitively.
   return { url: base + encodeURIComponent(name), sha256: sha256.toUpperCase(), size: bytes };
@@ -90,7 +85,7 @@ export async function publishBuild(opts: { dir: string; baseUrl: string; out?: s
   while (new Date(at).toISOString() in manifest.builds) at += 1; // two releases in one millisecond stay distinct
   const key = new Date(at).toISOString();
 
-  const server: Record<string, ArchiveEntry> = {};
+  const server: Record<string, ManifestArchive & { size: number }> = {};
   for (const [platform, name] of Object.entries(servers)) server[platform] = await describeArchive(dir, name, base);
   const build: ManifestBuild = {
     time: key,

@@ -5,7 +5,7 @@ import { describeUrl } from '../fetch/download.ts';
 import { fetchArchiveOffThread } from '../fetch/off-thread.ts';
 import { limitsOf } from '../install/disk-guard.ts';
 import { stageBuild, updateDir } from '../install/install.ts';
-import { createStagedBuilds } from '../install/staged-build.ts';
+import { stagedProvider } from '../install/staged-build.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
 
 /** A server archive: `fields` go into its log lines; `refused` says why it may not be fetched. */
@@ -15,12 +15,6 @@ export interface ArchiveLocation {
   headers?: Record<string, string>;
   fields?: Record<string, string>;
   refused?: string;
-}
-
-/** The newest build a source offers; `locate` is asked only when it is not the one installed. */
-export interface FoundBuild {
-  revision: string;
-  locate(): Promise<ArchiveLocation>;
 }
 
 async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { signal: AbortSignal }): Promise<string> {
@@ -52,47 +46,35 @@ async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { si
   }
 }
 
-/** A source of server archives at a URL (Manifest, CiServer): `check` stages a new build, `apply` swaps it in. */
+type FoundBuild = { revision: string; locate(): Promise<ArchiveLocation> };
+
+/**
+ * A source of server archives at a URL (Manifest, CiServer): `check` stages a new build, `apply` swaps it in.
+ * `newest` gives the newest build; its archive is located only when it is not the one installed.
+ */
 export function urlBuildProvider(
   ctx: ProviderContext,
   type: string,
   what: string,
   newest: (signal: AbortSignal) => Promise<FoundBuild>,
 ): UpdateProvider {
-  const staged = createStagedBuilds(ctx.instance.dir);
-
-  /** The staged folder's id (one per archive) and how to make it. */
-  const stage = async (build: FoundBuild, signal: AbortSignal) => {
-    const at = await build.locate();
-    const fields = { revision: build.revision, ...at.fields, url: describeUrl(at.url) };
-    const make = async () => {
-      if (at.refused) throw new UpdateError(at.refused);
-      ctx.log.info(`fetching ${what}`, fields);
-      return prepareFromUrl(ctx, { ...at, signal });
-    };
-    return { id: JSON.stringify([build.revision, at.url, at.sha256]), make, fields };
-  };
-
-  return {
+  return stagedProvider(ctx, {
     type,
-    async check(current, signal) {
-      const build = await newest(signal);
-      if (build.revision === current) return { available: false, revision: build.revision };
-      const { id, make } = await stage(build, signal);
-      await staged.prepare(id, make, build.revision);
-      return { available: true, revision: build.revision };
+    what,
+    newest: async (signal) => {
+      const { revision, locate } = await newest(signal);
+      const stage = async () => {
+        const at = await locate();
+        const fields = { revision, ...at.fields, url: describeUrl(at.url) };
+        const make = async () => {
+          if (at.refused) throw new UpdateError(at.refused);
+          ctx.log.info(`fetching ${what}`, fields);
+          return prepareFromUrl(ctx, { ...at, signal });
+        };
+        // One staged folder per archive.
+        return { id: JSON.stringify([revision, at.url, at.sha256]), make, fields };
+      };
+      return { revision, stage };
     },
-    async apply(current, signal) {
-      const build = await newest(signal);
-      if (build.revision === current) {
-        ctx.log.info('the newest build is already installed', { revision: current });
-        return build.revision;
-      }
-      const { id, make, fields } = await stage(build, signal);
-      ctx.log.info(`installing ${what}`, fields);
-      await staged.install(id, make, signal, (phase) => ctx.progress({ phase }));
-      return build.revision;
-    },
-    staged: () => staged.revision(),
-  };
+  });
 }

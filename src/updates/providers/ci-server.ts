@@ -15,7 +15,7 @@ const BuildSchema = v.looseObject({
   artifacts: v.optional(v.array(v.looseObject({ fileName: v.string(), relativePath: v.optional(v.string()) }))),
 });
 
-export const DEFAULT_ARTIFACT_PATTERN = 'SS14.Server_{rid}.zip';
+const DEFAULT_ARTIFACT_PATTERN = 'SS14.Server_{rid}.zip';
 
 /**
  * The server archive with the most specific platform key of this host's chain (matching `pattern` when set), or

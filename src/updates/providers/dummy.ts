@@ -1,5 +1,5 @@
 import { UpdateError } from '../../errors.ts';
-import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
+import type { ProviderContext, UpdateProvider } from '../provider.ts';
 
 const WHOLE_NUMBER = /^\d+$/;
 
@@ -24,10 +24,10 @@ export function createDummyProvider(ctx: ProviderContext): UpdateProvider {
 
   return {
     type: 'Dummy',
-    async check(current: string | null): Promise<UpdateCheck> {
+    async check(current) {
       return { available: true, revision: next(current) };
     },
-    async apply(current: string | null, signal: AbortSignal): Promise<string> {
+    async apply(current, signal) {
       if (signal.aborted) throw new UpdateError('the Dummy update was cancelled', { cause: signal.reason });
       return next(current);
     },

@@ -11,9 +11,9 @@ import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
 import { DEFAULT_GIT_TIMEOUTS, type GitTimeouts, type RepoContext, remoteHead, syncCheckout } from '../git/repo.ts';
 import { limitsOf } from '../install/disk-guard.ts';
 import { stageBuild, updateDir } from '../install/install.ts';
-import { createStagedBuilds } from '../install/staged-build.ts';
+import { stagedProvider } from '../install/staged-build.ts';
 import { hostPackagingRid } from '../platform.ts';
-import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
+import type { ProviderContext, UpdateProvider } from '../provider.ts';
 import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
 
 /**
@@ -34,7 +34,6 @@ export function createGitProvider(
   const buildLog = join(instance.dir, 'logs', 'build.log');
   const clientCvars = createClientCvars({ key: instance.key, dir: instance.dir, publicBaseUrl: ctx.publicBaseUrl });
   const clientPattern = updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN;
-  const staged = createStagedBuilds(instance.dir);
   /** The staged build's client zip, waiting in `.update/` for its server's install. */
   let stagedClient: { head: string; path: string; name: string } | null = null;
 
@@ -148,38 +147,19 @@ export function createGitProvider(
     ctx.log.info('client zip published', { file: join(binariesDir, kept.name) });
   }
 
-  async function newest(signal: AbortSignal): Promise<string> {
-    await mkdir(instance.dir, { recursive: true });
-    return remoteHead(repo(), signal);
-  }
-
   return {
-    type: 'Git',
-    async check(current: string | null, signal: AbortSignal): Promise<UpdateCheck> {
-      const head = await newest(signal);
-      if (head === current) return { available: false, revision: head };
-      await staged.prepare(head, () => prepare(head, signal), head);
-      return { available: true, revision: head };
-    },
-
-    async apply(current: string | null, signal: AbortSignal): Promise<string> {
-      const head = await newest(signal);
-      if (head === current && (await lstat(join(instance.dir, 'bin')).catch(() => null))) {
-        ctx.log.info('the installed build is at the newest commit; nothing to build', { revision: head });
-        return head;
-      }
-      ctx.log.info('installing build', { revision: head });
-      await staged.install(
-        head,
-        () => prepare(head, signal),
-        signal,
-        (phase) => ctx.progress({ phase }),
-      );
-      await publishClient(head);
-      return head;
-    },
-
-    staged: () => staged.revision(),
+    ...stagedProvider(ctx, {
+      type: 'Git',
+      what: 'build',
+      newest: async (signal) => {
+        await mkdir(instance.dir, { recursive: true });
+        const head = await remoteHead(repo(), signal);
+        const stage = async () => ({ id: head, make: () => prepare(head, signal), fields: { revision: head } });
+        return { revision: head, stage };
+      },
+      installed: async () => (await lstat(join(instance.dir, 'bin')).catch(() => null)) !== null,
+      afterInstall: publishClient,
+    }),
 
     async launchCvars(revision: string | null): Promise<Array<[string, string]>> {
       if (updates.HybridACZ) return [];

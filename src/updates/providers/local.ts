@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
-import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
+import type { ProviderContext, UpdateProvider } from '../provider.ts';
 import { createClientCvars, findClientZip } from './local-client.ts';
 
 /**
@@ -23,17 +23,17 @@ export function createLocalProvider(ctx: ProviderContext): UpdateProvider {
 
   return {
     type: 'Local',
-    async check(current: string | null): Promise<UpdateCheck> {
+    async check(current) {
       const version = currentVersion();
       return { available: version !== current, revision: version };
     },
-    async apply(_current: string | null, signal: AbortSignal): Promise<string> {
+    async apply(_current, signal) {
       if (signal.aborted) throw new UpdateError('the Local update was cancelled', { cause: signal.reason });
       const version = currentVersion();
       ctx.log.info('adopting the build in bin/ as named by Updates.CurrentVersion', { revision: version });
       return version;
     },
-    async launchCvars(): Promise<Array<[string, string]>> {
+    async launchCvars() {
       const zip = await findClientZip(join(instance.dir, 'binaries'), instance.settings.Updates.ClientZip);
       return clientCvars(zip);
     },

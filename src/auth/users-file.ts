@@ -1,5 +1,6 @@
 import { problemLine } from '../config/issues.ts';
 import { parseYaml } from '../config/layers.ts';
+import { isMap } from '../config/merge.ts';
 import { INSTANCE_KEY } from '../config/schema.ts';
 import { describeError } from '../errors.ts';
 import { readRegularFile } from '../regular-file.ts';
@@ -53,7 +54,6 @@ export type UsersParse =
 
 /** User and role names: printable, no `:` (Basic ends the name there) and no spaces. */
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
-const isMap = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const isStringList = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
 const ROLE_NAMES = Object.keys(BUILTIN_ROLES).join(', ');
 

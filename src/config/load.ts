@@ -14,21 +14,14 @@ import { checkAgones } from './sections/agones.ts';
 export type LoadResult = { ok: true; config: ResolvedConfig; warnings: string[] } | { ok: false; problems: string[] };
 
 export interface LoadOptions {
-  /** `--config FILE`; default `appsettings.yml` in `cwd`. Relative paths resolve against `cwd`. */
+  /** `--config FILE`; default `appsettings.yml` in `cwd`, against which relative paths resolve. */
   file?: string;
-  /** The daemon's working directory: instance folders and token files resolve against it. */
   cwd: string;
-  /**
-   * The process environment: its name picks `appsettings.<env>.yml` (layers.ts), and its .NET-style variables
-   * (`Servers__Instances__main__ApiToken`, `ASPNETCORE_URLS`) override the files.
-   */
+  /** Picks `appsettings.<env>.yml`; its .NET-style variables override the files. */
   env: Record<string, string | undefined>;
   /** `--urls`: wins over every file and variable. */
   urls?: string;
-  /**
-   * A weak or example token while `Urls` reaches beyond this machine: a problem (`start`, unless
-   * `--allow-weak-tokens`) or a warning (`check`, the default).
-   */
+  /** A weak token while `Urls` reaches beyond this machine: a problem (`start`) or a warning (`check`, default). */
   exposedTokens?: ExposedTokenPolicy;
 }
 
@@ -79,7 +72,7 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const problem: ReportProblem = (path, expected, found) =>
     checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found));
   const agones = checkAgones(bound, opts.env, problem);
-  // `Users.Oidc.ClientSecretFile`, read like the other secret files (the secret is never in appsettings.yml).
+  // Read like the other secret files: the secret is never in appsettings.yml.
   let oidcSecret: string | undefined;
   const oidc = isMap(bound.Users) && isMap(bound.Users.Oidc) ? bound.Users.Oidc : undefined;
   if (typeof oidc?.ClientSecretFile === 'string' && oidc.ClientSecretFile !== '') {
@@ -115,7 +108,6 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
       settings: s,
     };
   });
-  // Every path made absolute, each computed value picked, now that validation found no problem.
   const config: ResolvedConfig = {
     files: read.layers.map((l) => l.file),
     workDir: cwd,

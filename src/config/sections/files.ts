@@ -2,10 +2,8 @@
 import * as v from 'valibot';
 
 /**
- * The default folders, relative to `instances/<key>/`: the engine's replays (its `replay.directory` cvar, "replays"
- * under the server's data directory, which the daemon sets to `data/`), the server logs and crash dumps. Not the
- * snapshots: they hold all of data/ and config.toml (player data, database passwords), more than an instance's token
- * should read unless an operator says so.
+ * The engine's replays (`replay.directory` under the data directory, `data/`), server logs and crash dumps. Not the
+ * snapshots: they hold player data and database passwords, more than a token should read unless an operator says so.
  */
 export const DEFAULT_FILE_FOLDERS: readonly string[] = ['data/replays', 'logs', 'dumps'];
 

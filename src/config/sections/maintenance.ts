@@ -77,11 +77,7 @@ export const MaintenanceSchema = v.strictObject(
 
 export type MaintenanceSettings = v.InferOutput<typeof MaintenanceSchema>;
 
-/**
- * `Maintenance.Announcements` and `.Commands` go to the server console: refused at load without `Console` on, or
- * with a command the console would refuse (a newline, control characters, too long). Reads the raw settings
- * defensively, as checks.ts does (a wrong type is the schema's problem).
- */
+/** `Maintenance.Announcements` and `.Commands` go to the console: refused without `Console` or as it would refuse. */
 export function checkScheduledCommands(
   base: ConfigPath,
   inst: Record<string, unknown>,

@@ -2,7 +2,7 @@ import { type FetchResponse, ofetch } from 'ofetch';
 import * as v from 'valibot';
 import { monotonicMs } from '../../clock.ts';
 import { AnswerTooLargeError, readCapped } from '../capped-body.ts';
-import { agonesPortFrom } from './port.ts';
+import { agonesPortFrom, DEFAULT_AGONES_HTTP_PORT } from './port.ts';
 import { DEFAULT_RETRY, type RetryPolicy, retrying } from './retry.ts';
 import { type WatchOptions, watchGameServer } from './watch.ts';
 import {
@@ -15,10 +15,7 @@ import {
   int64String,
 } from './wire.ts';
 
-export { agonesPortFrom };
-
-/** Agones' own default. */
-export const DEFAULT_AGONES_HTTP_PORT = 9358;
+export { agonesPortFrom, DEFAULT_AGONES_HTTP_PORT };
 
 export interface AgonesSdkOptions {
   /** Default `AGONES_SDK_HTTP_PORT` from `env` (default `process.env`), else 9358. */

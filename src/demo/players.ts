@@ -15,9 +15,7 @@ import type { Logger } from '../log.ts';
  */
 export interface Player {
   name: string;
-  /** `address:port`, the key that identifies the player. */
-  endpoint: string;
-  /** Kept apart from `endpoint` so announcements need not parse it back (IPv6 addresses contain colons). */
+  /** Apart, as announcements need them: the `address:port` key would not parse back (IPv6 has colons). */
   address: string;
   port: number;
   lastSeen: number;
@@ -53,7 +51,7 @@ export async function startPlayers(opts: {
         if (known) {
           known.name = name;
         } else {
-          players.set(endpoint, { name, endpoint, address: from.address, port: from.port, lastSeen: monotonicMs() });
+          players.set(endpoint, { name, address: from.address, port: from.port, lastSeen: monotonicMs() });
           log.info(`player joined: ${name}`, { endpoint, players: players.size });
           changed();
         }

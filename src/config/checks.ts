@@ -1,10 +1,9 @@
 import { resolve } from 'node:path';
-import { parseLogLevel } from '../log.ts';
+import { type LogLevel, parseLogLevel } from '../log.ts';
 import { NotRegularFileError, readRegularFile } from '../regular-file.ts';
 import { formatPath, problemLine } from './issues.ts';
 import { type ListenAddress, parseUrls } from './listen.ts';
 import { type ConfigPath, isMap, type ReportProblem, rawInstances } from './merge.ts';
-import type { LogLevel } from './resolved.ts';
 import { checkConnections } from './sections/connections.ts';
 import { checkScheduledCommands } from './sections/maintenance.ts';
 import { checkRouteInstances } from './sections/notification.ts';
@@ -71,17 +70,7 @@ export async function readSecretFile(path: string, cwd: string): Promise<SecretF
 }
 
 /** What the checks beyond the schema found, and the values they computed for resolution. */
-export interface CheckResult {
-  problems: string[];
-  warnings: string[];
-  listen: ListenAddress[] | undefined;
-  logLevel: LogLevel;
-  /** `Serilog.MinimumLevel.Override` entries that name our log scopes (`watchdog.http` → `watchdog:http`). */
-  logOverrides: Array<[scope: string, level: LogLevel]>;
-  admin: { username: string; password: string } | undefined;
-  /** Tokens read from `ApiTokenFile`, by instance key. */
-  tokenFiles: Map<string, string>;
-}
+export type CheckResult = Awaited<ReturnType<typeof checkSettings>>;
 
 /** Keys each update type cannot work without, and what each holds. */
 const REQUIRED_UPDATE_KEYS: Record<string, [key: string, what: string][]> = {
@@ -109,7 +98,7 @@ export async function checkSettings(
   raw: Record<string, unknown>,
   sourceOf: (p: ConfigPath) => string,
   cwd: string,
-): Promise<CheckResult> {
+) {
   const problems: string[] = [];
   const warnings: string[] = [];
   const problem: ReportProblem = (path, expected, found) =>
@@ -139,7 +128,8 @@ export async function checkSettings(
     if (level) logLevel = level;
     else problem(levelPath, levelProblem, levelName);
   }
-  const logOverrides: CheckResult['logOverrides'] = [];
+  // Those that name our log scopes (`watchdog.http` → `watchdog:http`).
+  const logOverrides: Array<[scope: string, level: LogLevel]> = [];
   const overrides = isMap(minimum) && isMap(minimum.Override) ? minimum.Override : {};
   for (const [scope, name] of Object.entries(overrides)) {
     if (!isOwnScope(scope) || typeof name !== 'string') continue;
@@ -152,7 +142,7 @@ export async function checkSettings(
   if (unused.length > 0) warnings.push(`accepted but not used by this watchdog: ${unused.join('; ')}`);
 
   // Admin
-  let admin: CheckResult['admin'];
+  let admin: { username: string; password: string } | undefined;
   const adm = raw.Admin;
   if (isMap(adm)) {
     const username = str(adm.Username);
@@ -169,7 +159,7 @@ export async function checkSettings(
     if (username !== undefined && password !== undefined) admin = { username, password };
   }
 
-  // Instances
+  // Instances; tokens read from `ApiTokenFile`, by key.
   const tokenFiles = new Map<string, string>();
   const instances = rawInstances(raw);
   const ports = new Map<number, string>();

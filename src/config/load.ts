@@ -2,16 +2,17 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
-import { checkSettings, readSecretFile } from './checks.ts';
+import { type CheckResult, checkSettings, readSecretFile } from './checks.ts';
 import { type ExposedTokenPolicy, engineTimeoutLines, exposedTokenLines } from './exposure.ts';
 import { formatIssues, problemLine } from './issues.ts';
 import { environmentLayers, environmentName, type Layer, readLayers } from './layers.ts';
 import { isMap, mergeLayers, type ReportProblem } from './merge.ts';
-import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
-import { AppSettingsSchema } from './schema.ts';
-import { checkAgones } from './sections/agones.ts';
+import { type AppSettings, AppSettingsSchema } from './schema.ts';
+import { type AgonesConfig, checkAgones } from './sections/agones.ts';
 
-export type LoadResult = { ok: true; config: ResolvedConfig; warnings: string[] } | { ok: false; problems: string[] };
+export type LoadResult =
+  | { ok: true; config: ReturnType<typeof resolveConfig>; warnings: string[] }
+  | { ok: false; problems: string[] };
 
 export interface LoadOptions {
   /** `--config FILE`; default `appsettings.yml` in `cwd`, against which relative paths resolve. */
@@ -95,25 +96,46 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
-  const settings = parsed.output;
-  const root = settings.Servers.InstanceRoot;
-  const instances: ResolvedInstance[] = Object.entries(settings.Servers.Instances).map(([key, s]) => {
-    const dir = resolve(cwd, root, key);
+  const files = read.layers.map((l) => l.file);
+  const config = resolveConfig(parsed.output, checks, { cwd, main, files, agones, oidcClientSecret: oidcSecret });
+  const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
+  return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
+}
+
+/** The configuration after validation: every path made absolute, each computed value picked. */
+export function resolveConfig(
+  settings: AppSettings,
+  checks: CheckResult,
+  more: {
+    cwd: string;
+    main: string;
+    files: string[];
+    agones: AgonesConfig | null;
+    oidcClientSecret: string | undefined;
+  },
+) {
+  const { cwd, main } = more;
+  const instances = Object.entries(settings.Servers.Instances).map(([key, s]) => {
+    const dir = resolve(cwd, settings.Servers.InstanceRoot, key);
     return {
       key,
       name: s.Name ?? key,
       dir,
+      /** Undefined refuses all control requests. */
       apiToken: checks.tokenFiles.get(key) ?? s.ApiToken,
       program: resolve(dir, s.RunCommand ?? defaultRunCommand()),
       settings: s,
     };
   });
-  const config: ResolvedConfig = {
-    files: read.layers.map((l) => l.file),
+  return {
+    /** In the order they were layered. */
+    files: more.files,
     workDir: cwd,
     listen: checks.listen ?? [{ host: 'localhost', port: 5000 }],
+    /** Ends with `/`; undefined: derived from the bound address. */
     baseUrl: settings.BaseUrl?.replace(/\/?$/, '/'),
     persistServers: settings.Process.PersistServers,
+    /** The real watchdog's SQLite file, imported from when present. */
     dataFile: resolve(cwd, settings.Data.File),
     usersFile:
       settings.Users.File === undefined ? resolve(dirname(main), 'users.yml') : resolve(cwd, settings.Users.File),
@@ -122,13 +144,12 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
     logOverrides: checks.logOverrides,
     timing: settings.Timing,
     admin: checks.admin,
-    agones,
+    agones: more.agones,
     instances,
     settings,
-    oidcClientSecret: oidcSecret,
+    /** Never logged. */
+    oidcClientSecret: more.oidcClientSecret,
   };
-  const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
-  return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
 }
 
 /** The engine's server program, as the real watchdog defaults `RunCommand` (its `InstanceConfiguration.cs`). */

@@ -37,7 +37,6 @@ export const HubSchema = v.optional(
 );
 
 export type ConsoleSetting = v.InferOutput<typeof ConsoleSchema>;
-export type HubWatchSettings = v.InferOutput<typeof HubSchema>;
 
 /** The console settings whichever form they were written in; null when it is off. */
 export function consoleOf(setting: ConsoleSetting): { commandsPerMinute: number } | null {

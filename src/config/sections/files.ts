@@ -38,5 +38,3 @@ export const FilesSchema = v.optional(
   ),
   {},
 );
-
-export type FilesSettings = v.InferOutput<typeof FilesSchema>;

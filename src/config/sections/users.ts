@@ -41,5 +41,3 @@ export const UsersSchema = v.strictObject(
   },
   'expected a map with File, SessionMinutes, SessionIdleMinutes, MaxSessions, the Login… limits, TrustedHeaders and Oidc',
 );
-
-export type UsersSettings = v.InferOutput<typeof UsersSchema>;

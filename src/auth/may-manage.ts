@@ -9,12 +9,6 @@ export type UserChange =
   | { action: 'set-roles'; user: string; grants: readonly Grant[] }
   | { action: 'remove'; user: string };
 
-/** Why a change is refused: the permission the actor lacks (a 403 names it) and the sentence saying so. */
-export interface ManageRefusal {
-  permission: Permission;
-  error: string;
-}
-
 /** The account in the users file whose rights the principal holds: a user's own, a key's user, a proxy's user. */
 function accountOf(p: Principal): string | undefined {
   if (p.kind === 'user') return p.user.name;
@@ -41,7 +35,7 @@ export function mayManage(
   db: UsersDb,
   instances: readonly string[],
   now: number = Date.now(),
-): ManageRefusal | undefined {
+): { permission: Permission; error: string } | undefined {
   if (actor === undefined) return undefined;
   const name = principalName(actor);
   const holds = (permission: Permission, instance: string) => can(actor, permission, instance, db, now);

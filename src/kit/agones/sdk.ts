@@ -84,7 +84,6 @@ export class AgonesSdk {
     this.policy = { ...DEFAULT_RETRY, ...opts.retry };
   }
 
-  /** The GameServer moves to `Ready`. */
   async ready(opts?: CallOptions): Promise<void> {
     await this.request('POST', '/ready', {}, opts);
   }
@@ -99,7 +98,7 @@ export class AgonesSdk {
     await this.request('POST', '/shutdown', {}, opts);
   }
 
-  /** Marks the GameServer `Allocated`, as a matchmaker's allocation would. */
+  /** As a matchmaker's allocation would. */
   async allocate(opts?: CallOptions): Promise<void> {
     await this.request('POST', '/allocate', {}, opts);
   }

@@ -3,16 +3,7 @@ import { isIPv6 } from 'node:net';
 import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
 
-/**
- * Players over UDP: a text datagram protocol (README.md beside this file). A player is one remote
- * address:port; any datagram from it counts as a sign of life, and silence longer than the timeout
- * drops it.
- *
- *   join <name>  → welcome <name>        leave → bye
- *   ping         → pong <players>        anything else → error <why>
- *
- * The server also sends unasked: `announce <text>` to every joined player (see `broadcast`).
- */
+/** Players over UDP (the protocol: README.md beside this file); silence longer than the timeout drops one. */
 export interface Player {
   name: string;
   /** Apart, as announcements need them: the `address:port` key would not parse back (IPv6 has colons). */

@@ -94,11 +94,7 @@ const RESERVED_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 const RESERVED = 'a name other than __proto__, prototype or constructor (JavaScript reserves them)';
 
 /** Rules a schema cannot express, reading the raw settings defensively (a wrong type is the schema's problem). */
-export async function checkSettings(
-  raw: Record<string, unknown>,
-  sourceOf: (p: ConfigPath) => string,
-  cwd: string,
-) {
+export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: ConfigPath) => string, cwd: string) {
   const problems: string[] = [];
   const warnings: string[] = [];
   const problem: ReportProblem = (path, expected, found) =>

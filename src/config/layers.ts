@@ -64,12 +64,8 @@ export function parseYaml(text: string, name: string): Parsed {
   }
   if (data === null || data === undefined) return { ok: true, data: {}, warnings };
   if (typeof data !== 'object' || Array.isArray(data)) {
-    return {
-      ok: false,
-      problems: [
-        `${name}: (root): expected a map of settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`,
-      ],
-    };
+    const got = Array.isArray(data) ? 'a list' : JSON.stringify(data);
+    return { ok: false, problems: [`${name}: (root): expected a map of settings, got ${got}`] };
   }
   return { ok: true, data: data as Record<string, unknown>, warnings };
 }

@@ -45,12 +45,8 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const cwd = resolve(opts.cwd);
   const { variable, name: env } = environmentName(opts.env);
   if (!ENV_NAME.test(env)) {
-    return {
-      ok: false,
-      problems: [
-        `${variable}: expected a name of letters, digits, "_" and "-" such as Development, got ${JSON.stringify(env)}`,
-      ],
-    };
+    const expected = 'expected a name of letters, digits, "_" and "-" such as Development';
+    return { ok: false, problems: [`${variable}: ${expected}, got ${JSON.stringify(env)}`] };
   }
   const main = resolve(cwd, opts.file ?? 'appsettings.yml');
 

@@ -50,6 +50,16 @@ export const Port = v.pipe(
 /** Text of at least one character, `what` naming it in the message (`expected a file path`). */
 export const text = (what: string) => v.pipe(v.string(`expected ${what}`), v.nonEmpty(`expected ${what}`));
 
+/** A string `problem` finds nothing wrong with; refused in its words. */
+export const checkedText = (expected: string, problem: (s: string) => string | null) =>
+  v.pipe(
+    v.string(expected),
+    v.check(
+      (s) => problem(s) === null,
+      (issue) => problem(String(issue.input)) ?? expected,
+    ),
+  );
+
 /** An http or https URL; every way it can be wrong says `expected`. */
 export const httpUrl = (expected: string) =>
   v.pipe(v.string(expected), v.url(expected), v.regex(/^https?:\/\//i, expected));

@@ -1,5 +1,6 @@
 /** `Servers.Instances.<key>.Files`: the instance folders whose files may be listed and downloaded (read-only). */
 import * as v from 'valibot';
+import { checkedText } from '../numbers.ts';
 
 /**
  * The engine's replays (`replay.directory` under the data directory, `data/`), server logs and crash dumps. Not the
@@ -18,13 +19,7 @@ export function folderProblem(path: string): string | null {
   return null;
 }
 
-const Folder = v.pipe(
-  v.string('expected a folder path'),
-  v.check(
-    (p) => folderProblem(p) === null,
-    (issue) => folderProblem(String(issue.input)) ?? 'bad folder',
-  ),
-);
+const Folder = checkedText('expected a folder path', folderProblem);
 
 export const FilesSchema = v.optional(
   v.strictObject(

@@ -55,21 +55,12 @@ export function mayManage(
       permission: 'users.manage',
       error: `${name} may not change its own roles or remove itself; another user with users.manage must`,
     };
-  for (const g of db.users.get(change.user)?.grants ?? []) {
+  // First what the user holds (no one demotes a superior), then what the change gives.
+  const held = (db.users.get(change.user)?.grants ?? []).map((g) => [g, `change ${change.user}, who holds`] as const);
+  for (const [g, verb] of [...held, ...given.map((g) => [g, 'grant'] as const)]) {
     const missing = lacking(g);
-    if (missing)
-      return {
-        permission: missing,
-        error: `${name} may not change ${change.user}, who holds ${g.permission} on ${where(g.instance)}: ${name} lacks ${missing} there`,
-      };
-  }
-  for (const g of given) {
-    const missing = lacking(g);
-    if (missing)
-      return {
-        permission: missing,
-        error: `${name} may not grant ${g.permission} on ${where(g.instance)}: ${name} lacks ${missing} there`,
-      };
+    const error = `${name} may not ${verb} ${g.permission} on ${where(g.instance)}: ${name} lacks ${missing} there`;
+    if (missing) return { permission: missing, error };
   }
   return undefined;
 }

@@ -1,4 +1,5 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { once } from 'node:events';
 import { isIPv6 } from 'node:net';
 import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -76,14 +77,8 @@ export async function startPlayers(opts: {
     Math.min(1000, timeoutMs / 2),
   );
 
-  await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(opts.port, opts.host, () => {
-      socket.off('error', reject);
-      socket.on('error', (err) => log.warn('udp socket error', { error: err }));
-      resolve();
-    });
-  }).catch((err: unknown) => {
+  socket.bind(opts.port, opts.host);
+  await once(socket, 'listening').catch((err: unknown) => {
     clearInterval(sweeper);
     try {
       socket.close();
@@ -92,6 +87,7 @@ export async function startPlayers(opts: {
     }
     throw err;
   });
+  socket.on('error', (err) => log.warn('udp socket error', { error: err }));
 
   return {
     count: () => players.size,

@@ -1,4 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -59,20 +60,6 @@ function infoOf(config: DemoConfig, publicKey: string): Info {
     links: config.links,
     ...(config.privacyPolicy ? { privacy_policy: config.privacyPolicy } : {}),
   };
-}
-
-function listen(
-  app: { fetch: (req: Request) => Response | Promise<Response> },
-  host: string,
-  port: number,
-): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: host, port }, () => {
-      server.off('error', reject);
-      resolve(server as Server);
-    });
-    server.once('error', reject);
-  });
 }
 
 function closeHttp(server: Server | undefined): Promise<void> {
@@ -201,7 +188,9 @@ export async function startDemoServer(
         );
       },
     });
-    http = await listen(app, config.statusHost, config.statusPort);
+    const server = serve({ fetch: app.fetch, hostname: config.statusHost, port: config.statusPort }) as Server;
+    await once(server, 'listening');
+    http = server;
     log.info(`status api listening on http://${config.statusHost}:${config.statusPort}`);
   } else {
     log.info('status api disabled (status.enabled=false)');

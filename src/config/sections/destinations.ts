@@ -66,7 +66,6 @@ export const destinationEntries = {
   ),
 };
 
-/** The destination keys a route gives. */
 export function destinationsIn(route: Partial<Record<DestinationName, unknown>>): DestinationName[] {
   return DESTINATIONS.filter((d) => route[d] !== undefined);
 }

@@ -209,9 +209,7 @@ export class AgonesSdk {
   }
 }
 
-function counterPath(name: string): string {
-  return `/v1beta1/counters/${encodeURIComponent(name)}`;
-}
+const counterPath = (name: string) => `/v1beta1/counters/${encodeURIComponent(name)}`;
 
 function counterOf(wire: v.InferOutput<typeof CounterWireSchema>, name: string): Counter {
   return { name: wire.name || name, count: Number(wire.count), capacity: Number(wire.capacity) };

@@ -14,10 +14,7 @@ export type Principal =
   | { kind: 'instance-token'; instance: string }
   /** The `Admin` login of appsettings.yml: admin on all instances. */
   | { kind: 'admin'; name: string }
-  /**
-   * A user a trusted proxy vouched for (single sign-on, `Remote-User`), in the groups it named: the rights of those
-   * groups (`Groups:`), and the user's own when the users file has them.
-   */
+  /** A user a trusted proxy or provider vouched for: its groups' rights (`Groups:`), and its own account's. */
   | { kind: 'sso'; name: string; groups: readonly string[] };
 
 /** The principal's name in the audit log: the user, `key:<id>`, the instance key, or the Admin user. */
@@ -36,9 +33,8 @@ export function principalName(p: Principal): string {
 }
 
 /**
- * THE check: whether `principal` may use `permission` on `instance`; every route asks it and nothing else. A key
- * holds what both it and its user hold now (so taking a right from the user takes it from the key), and nothing
- * once expired or once its user is gone. `db` is the users file in force; `now` is the clock (epoch ms).
+ * THE check every route asks: whether `principal` may use `permission` on `instance`. A key holds what both it and
+ * its user hold now (taking a right from the user takes it from the key), and nothing once expired or orphaned.
  */
 export function can(
   principal: Principal,

@@ -1,28 +1,18 @@
 import { monotonicMs } from '../clock.ts';
+import { setCapped } from './sessions.ts';
 
 /** `Users.LoginAttemptsPerMinute`, `Users.LoginFailuresBeforeLockout`, `Users.LoginLockoutSeconds`, `…MaxSeconds`. */
 export interface LoginLimitSettings {
-  /** Per source: a bucket of this many attempts, refilled at this many a minute. */
   perMinute: number;
-  /** Per account: wrong passwords in a row that are free; the next one locks the account. */
   freeFailures: number;
-  /** The first lockout; each further failure after one doubles it… */
   lockoutMs: number;
-  /** …up to this, so a stranger can never lock a real user out for longer. */
   maxLockoutMs: number;
 }
 
 /** Why a login is not even tried: its source used up its attempts, or its account is locked for now. */
 export type LoginBlock = { reason: 'limited' | 'locked'; retryAfterMs: number };
 
-export interface LoginLimits {
-  /** Takes one attempt from the source's bucket and checks the account; null when the password may be checked. */
-  admit(source: string, account: string): LoginBlock | null;
-  /** A wrong password (or unknown user) for `account`. */
-  failed(account: string): void;
-  /** A good one: the account's failures are forgotten, and `source` may log in to it through a later lockout. */
-  succeeded(source: string, account: string): void;
-}
+export type LoginLimits = ReturnType<typeof createLoginLimits>;
 
 /** The schema's defaults: 10 attempts a minute, 5 free failures, 10 s doubling to 5 min. */
 export const DEFAULT_LOGIN_LIMITS: LoginLimitSettings = {
@@ -32,10 +22,6 @@ export const DEFAULT_LOGIN_LIMITS: LoginLimitSettings = {
   maxLockoutMs: 300_000,
 };
 
-interface Bucket {
-  tokens: number;
-  at: number;
-}
 interface Account {
   failures: number;
   lockedUntil: number;
@@ -50,16 +36,6 @@ const KNOWN_SOURCES = 8;
 /** Failures older than this are forgotten: a typo a day never adds up to a lockout. */
 const FAILURES_FORGOTTEN_MS = 15 * 60_000;
 
-function remember<V>(map: Map<string, V>, key: string, value: V): V {
-  map.delete(key);
-  if (map.size >= MAX_ENTRIES) {
-    const oldest = map.keys().next().value;
-    if (oldest !== undefined) map.delete(oldest);
-  }
-  map.set(key, value);
-  return value;
-}
-
 /**
  * Login attempts limited two ways. Per source (an address, an IPv6 /64): a token bucket, so one client cannot try
  * passwords quickly. Per account: after `freeFailures` wrong ones in a row, a lockout of `lockoutMs` that doubles
@@ -67,18 +43,19 @@ function remember<V>(map: Map<string, V>, key: string, value: V): V {
  * A source that logged in to the account before is not held by its lockout, so a stranger failing on purpose
  * delays only new places, and never for longer than the cap. `now` is a monotonic clock in ms.
  */
-export function createLoginLimits(settings: () => LoginLimitSettings, now: () => number = monotonicMs): LoginLimits {
-  const buckets = new Map<string, Bucket>();
+export function createLoginLimits(settings: () => LoginLimitSettings, now: () => number = monotonicMs) {
+  const buckets = new Map<string, { tokens: number; at: number }>();
   const accounts = new Map<string, Account>();
   return {
-    admit(source, account) {
+    /** Takes one attempt from the source's bucket and checks the account; null when the password may be checked. */
+    admit(source: string, account: string): LoginBlock | null {
       const set = settings();
       const t = now();
       const capacity = Math.max(1, set.perMinute);
       const b = buckets.get(source) ?? { tokens: capacity, at: t };
       b.tokens = Math.min(capacity, b.tokens + ((t - b.at) * capacity) / 60_000);
       b.at = t;
-      remember(buckets, source, b);
+      setCapped(buckets, source, b, MAX_ENTRIES);
       if (b.tokens < 1) return { reason: 'limited', retryAfterMs: Math.ceil(((1 - b.tokens) * 60_000) / capacity) };
       b.tokens -= 1;
       const a = accounts.get(account);
@@ -86,7 +63,8 @@ export function createLoginLimits(settings: () => LoginLimitSettings, now: () =>
         return { reason: 'locked', retryAfterMs: a.lockedUntil - t };
       return null;
     },
-    failed(account) {
+    /** A wrong password (or unknown user) for `account`. */
+    failed(account: string): void {
       const set = settings();
       const t = now();
       const a = accounts.get(account) ?? { failures: 0, lockedUntil: 0, lastFailureAt: t, knownSources: [] };
@@ -99,17 +77,14 @@ export function createLoginLimits(settings: () => LoginLimitSettings, now: () =>
         const doubled = set.lockoutMs * 2 ** Math.min(over - 1, 30);
         a.lockedUntil = t + Math.min(set.maxLockoutMs, doubled);
       }
-      remember(accounts, account, a);
+      setCapped(accounts, account, a, MAX_ENTRIES);
     },
-    succeeded(source, account) {
+    /** A good one: the account's failures are forgotten, and `source` may log in through a later lockout. */
+    succeeded(source: string, account: string): void {
       const a = accounts.get(account);
-      const known = (a?.knownSources ?? []).filter((s) => s !== source);
-      remember(accounts, account, {
-        failures: 0,
-        lockedUntil: a?.lockedUntil ?? 0,
-        lastFailureAt: 0,
-        knownSources: [source, ...known].slice(0, KNOWN_SOURCES),
-      });
+      const knownSources = [source, ...(a?.knownSources ?? []).filter((s) => s !== source)].slice(0, KNOWN_SOURCES);
+      const entry = { failures: 0, lockedUntil: a?.lockedUntil ?? 0, lastFailureAt: 0, knownSources };
+      setCapped(accounts, account, entry, MAX_ENTRIES);
     },
   };
 }

@@ -9,12 +9,6 @@ export type UserChange =
   | { action: 'set-roles'; user: string; grants: readonly Grant[] }
   | { action: 'remove'; user: string };
 
-/** Why a change is refused: the permission the actor lacks (a 403 names it) and the sentence saying so. */
-export interface ManageRefusal {
-  permission: Permission;
-  error: string;
-}
-
 /** The account in the users file whose rights the principal holds: a user's own, a key's user, a proxy's user. */
 function accountOf(p: Principal): string | undefined {
   if (p.kind === 'user') return p.user.name;
@@ -41,7 +35,7 @@ export function mayManage(
   db: UsersDb,
   instances: readonly string[],
   now: number = Date.now(),
-): ManageRefusal | undefined {
+): { permission: Permission; error: string } | undefined {
   if (actor === undefined) return undefined;
   const name = principalName(actor);
   const holds = (permission: Permission, instance: string) => can(actor, permission, instance, db, now);
@@ -61,21 +55,12 @@ export function mayManage(
       permission: 'users.manage',
       error: `${name} may not change its own roles or remove itself; another user with users.manage must`,
     };
-  for (const g of db.users.get(change.user)?.grants ?? []) {
+  // First what the user holds (no one demotes a superior), then what the change gives.
+  const held = (db.users.get(change.user)?.grants ?? []).map((g) => [g, `change ${change.user}, who holds`] as const);
+  for (const [g, verb] of [...held, ...given.map((g) => [g, 'grant'] as const)]) {
     const missing = lacking(g);
-    if (missing)
-      return {
-        permission: missing,
-        error: `${name} may not change ${change.user}, who holds ${g.permission} on ${where(g.instance)}: ${name} lacks ${missing} there`,
-      };
-  }
-  for (const g of given) {
-    const missing = lacking(g);
-    if (missing)
-      return {
-        permission: missing,
-        error: `${name} may not grant ${g.permission} on ${where(g.instance)}: ${name} lacks ${missing} there`,
-      };
+    const error = `${name} may not ${verb} ${g.permission} on ${where(g.instance)}: ${name} lacks ${missing} there`;
+    if (missing) return { permission: missing, error };
   }
   return undefined;
 }

@@ -1,4 +1,5 @@
 import { monotonicMs } from '../clock.ts';
+import { setCapped } from './sessions.ts';
 
 /** What a login begun at the provider needs back at its callback. */
 export interface PendingLogin {
@@ -7,14 +8,6 @@ export interface PendingLogin {
   nonce: string;
   /** The provider and client it was begun with: a change of either in the meantime refuses the callback. */
   fingerprint: string;
-}
-
-export interface PendingLogins {
-  /** Keeps `login` under `state` (dropping the oldest past the cap). */
-  add(state: string, login: PendingLogin): void;
-  /** The login `state` names, once: taken out, so a callback replayed with the same state finds nothing. */
-  take(state: string): PendingLogin | undefined;
-  size(): number;
 }
 
 /** Logins begun and not finished, at most this many (a stranger can begin as many as they like). */
@@ -26,7 +19,7 @@ export const PENDING_MS = 10 * 60_000;
  * Logins begun at the provider, kept on the daemon by their `state` (a random value the browser carries there and
  * back): bounded in count (oldest dropped first) and in time (monotonic, so a clock step changes nothing).
  */
-export function createPendingLogins(opts: { max?: number; ttlMs?: number; now?: () => number } = {}): PendingLogins {
+export function createPendingLogins(opts: { max?: number; ttlMs?: number; now?: () => number } = {}) {
   const max = opts.max ?? MAX_PENDING;
   const ttl = opts.ttlMs ?? PENDING_MS;
   const now = opts.now ?? monotonicMs;
@@ -39,17 +32,13 @@ export function createPendingLogins(opts: { max?: number; ttlMs?: number; now?: 
     }
   };
   return {
-    add(state, login) {
+    add(state: string, login: PendingLogin): void {
       const t = now();
       sweep(t);
-      while (pending.size >= max) {
-        const oldest = pending.keys().next().value;
-        if (oldest === undefined) break;
-        pending.delete(oldest);
-      }
-      pending.set(state, { ...login, at: t });
+      setCapped(pending, state, { ...login, at: t }, max);
     },
-    take(state) {
+    /** The login `state` names, once: a callback replayed with the same state finds nothing. */
+    take(state: string): PendingLogin | undefined {
       const t = now();
       sweep(t);
       const p = pending.get(state);

@@ -4,7 +4,7 @@ import type { AnswerCap } from '../config/sections/answers.ts';
 import { isLoopbackUrl, type OidcSettings } from '../config/sections/oidc.ts';
 import { describeError } from '../errors.ts';
 import { readCapped } from '../kit/capped-body.ts';
-import { createPendingLogins, type PendingLogins } from './oidc-pending.ts';
+import { createPendingLogins } from './oidc-pending.ts';
 
 /** `Users.Oidc` and the secret its `ClientSecretFile` holds; undefined while OpenID Connect is off. */
 export interface OidcSetup {
@@ -25,23 +25,7 @@ export interface SsoLink {
   unavailable?: string;
 }
 
-export interface OidcLogin {
-  /** The login page's link while `Users.Oidc` is set; undefined while it is not. */
-  link(): SsoLink | undefined;
-  /** A new login: the provider's authorization URL (PKCE S256, state, nonce), its state kept here. */
-  begin(): Promise<OidcBegin>;
-  /** The callback: `query` as the provider sent it back, `browserState` the state the begun login left in the browser. */
-  finish(query: URLSearchParams, browserState: string | undefined): Promise<OidcFinish>;
-}
-
-/** What openid-client hands its fetch (its `customFetch`): the URL and the request's options. */
-interface ProviderRequest {
-  body?: unknown;
-  headers: Record<string, string>;
-  method: string;
-  redirect: 'manual';
-  signal?: AbortSignal;
-}
+export type OidcLogin = ReturnType<typeof createOidcLogin>;
 
 /** A provider's answer that did not come within the time cap. */
 class ProviderTimeoutError extends Error {
@@ -49,11 +33,10 @@ class ProviderTimeoutError extends Error {
 }
 
 /**
- * A fetch for openid-client that gives every request to the provider a time cap (covering the body) and reads the
- * body whole under a size cap before openid-client sees it, so a provider that answers slowly or without end costs
- * a login attempt, never the daemon's memory. `capOf` (`Answers.Oidc…`) is read at each request.
+ * openid-client's fetch, every request capped in time (body included) and size (read whole before openid-client
+ * sees it), so a slow or endless provider costs a login attempt, never the daemon's memory.
  */
-function cappedProviderFetch(capOf: () => AnswerCap): (url: string, init: ProviderRequest) => Promise<Response> {
+function cappedProviderFetch(capOf: () => AnswerCap): Client.CustomFetch {
   return async (url, init) => {
     const { timeoutMs, maxBytes, setting } = capOf();
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -76,8 +59,7 @@ function cappedProviderFetch(capOf: () => AnswerCap): (url: string, init: Provid
     }
   };
 }
-/** The provider and client a session or a login came through
-: a change of either ends them. */
+/** The provider and client a session or a login came through: a change of either ends them. */
 export const oidcFingerprint = (s: OidcSettings): string =>
   createHash('sha256').update(`oidc\0${s.Issuer}\0${s.ClientId}`, 'utf8').digest('base64');
 
@@ -115,9 +97,8 @@ export function createOidcLogin(opts: {
   setup: () => OidcSetup | undefined;
   /** The caps of every request to the provider (`Answers.Oidc…`), read at each. */
   cap: () => AnswerCap;
-  pending?: PendingLogins;
-}): OidcLogin {
-  const pending = opts.pending ?? createPendingLogins();
+}) {
+  const pending = createPendingLogins();
   const providerFetch = cappedProviderFetch(opts.cap);
   let cached: { key: string; config: Promise<Client.Configuration> } | undefined;
   let lastFailure: string | undefined;
@@ -161,7 +142,8 @@ export function createOidcLogin(opts: {
     );
 
   return {
-    async begin() {
+    /** A new login: the provider's authorization URL (PKCE S256, state, nonce), its state kept here. */
+    async begin(): Promise<OidcBegin> {
       const setup = opts.setup();
       if (!setup) return { ok: false, status: 503, reason: 'single sign-on is not configured' };
       const reached = await reach(setup);
@@ -185,7 +167,8 @@ export function createOidcLogin(opts: {
       return { ok: true, url: url.href, state };
     },
 
-    async finish(query, browserState) {
+    /** The callback: `query` as the provider sent it, `browserState` what the begun login left in the browser. */
+    async finish(query: URLSearchParams, browserState: string | undefined): Promise<OidcFinish> {
       const setup = opts.setup();
       if (!setup) return { ok: false, status: 400, reason: 'single sign-on is not configured' };
       const s = setup.settings;
@@ -241,7 +224,8 @@ export function createOidcLogin(opts: {
       };
     },
 
-    link() {
+    /** The login page's link while `Users.Oidc` is set. */
+    link(): SsoLink | undefined {
       const setup = opts.setup();
       if (!setup) return undefined;
       return lastFailure === undefined

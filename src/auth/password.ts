@@ -1,14 +1,8 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
-/** scrypt's cost parameters; N is a power of two. */
-export interface ScryptCost {
-  N: number;
-  r: number;
-  p: number;
-}
-
-/** 16 MiB of memory and some 50 ms per check: slow for a guesser, quick enough per request. */
-export const DEFAULT_COST: ScryptCost = { N: 16384, r: 8, p: 1 };
+/** 16 MiB of memory and some 50 ms per check: slow for a guesser, quick enough per request. N is a power of two. */
+const DEFAULT_COST = { N: 16384, r: 8, p: 1 };
+type ScryptCost = typeof DEFAULT_COST;
 
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
@@ -18,13 +12,7 @@ const HASH_FORMAT = /^scrypt\$N=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9+/]{16,})\$([A
 const MIN_N = 1024;
 const MAX_N = 1 << 20;
 
-interface ParsedHash {
-  cost: ScryptCost;
-  salt: Buffer;
-  hash: Buffer;
-}
-
-function parseHash(text: string): ParsedHash | undefined {
+function parseHash(text: string) {
   const m = HASH_FORMAT.exec(text);
   if (!m) return undefined;
   const cost = { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) };

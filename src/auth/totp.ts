@@ -10,10 +10,7 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 /** 160 bits, the size RFC 4226 recommends; enrollment makes secrets this long (32 base32 characters). */
 const SECRET_BYTES = 20;
 
-/**
- * A secret as `watchdog user totp` writes it: upper-case RFC 4648 base32 without padding, at least 128 bits (the
- * least RFC 4226 allows) and at most 512.
- */
+/** Upper-case RFC 4648 base32 without padding, 128 bits (the least RFC 4226 allows) to 512. */
 export const isTotpSecret = (text: string): boolean => /^[A-Z2-7]{26,103}$/.test(text);
 
 export function base32Encode(bytes: Uint8Array): string {
@@ -60,7 +57,6 @@ export function hotp(key: Uint8Array, counter: number, digits = DIGITS): string 
   return String(binary % 10 ** digits).padStart(digits, '0');
 }
 
-/** The time step of `nowMs` (epoch ms). */
 export const stepAt = (nowMs: number): number => Math.floor(nowMs / STEP_MS);
 
 /** The code of `secret` (base32) at `nowMs`: what an authenticator app shows. */
@@ -81,7 +77,6 @@ export function matchingStep(secret: string, code: string, nowMs: number): numbe
   return found;
 }
 
-/** A new secret for enrollment, base32. */
 export const newTotpSecret = (): string => base32Encode(randomBytes(SECRET_BYTES));
 
 /** The `otpauth://` URI an authenticator app scans (as a QR code) or takes pasted. */
@@ -91,24 +86,18 @@ export function otpauthUri(user: string, secret: string, issuer = 'watchdog'): s
   return `otpauth://totp/${label}?${query.toString()}`;
 }
 
-export interface TotpGuard {
-  /**
-   * Whether `code` is `user`'s code now and its time step is later than the last one accepted for `user`: a code
-   * seen once (by a shoulder, a proxy log, a phishing page) is refused ever after, within its window too.
-   */
-  accept(user: string, secret: string, code: string, nowMs?: number): boolean;
-}
-
 /**
- * The last accepted step per user, in memory. An entry is kept only while its step could still match (the window);
- * older ones are dropped at each accept, so the map holds at most the users who logged in within the last
- * ±WINDOW steps, never more than the users file has. A restart forgets it: a code used just before one is
- * accepted once more within its 90 seconds at most.
+ * The last accepted step per user, kept only while it could still match (so never more than the users file has).
+ * A restart forgets it: a code used just before one is accepted once more within its 90 seconds at most.
  */
-export function createTotpGuard(): TotpGuard {
+export function createTotpGuard() {
   const last = new Map<string, number>();
   return {
-    accept(user, secret, code, nowMs = Date.now()) {
+    /**
+     * Whether `code` is `user`'s code now, from a step later than the last one accepted: a code seen once (by a
+     * shoulder, a proxy log, a phishing page) is refused ever after, within its window too.
+     */
+    accept(user: string, secret: string, code: string, nowMs = Date.now()): boolean {
       const now = stepAt(nowMs);
       for (const [name, step] of last) if (step < now - WINDOW) last.delete(name);
       const step = matchingStep(secret, code, nowMs);

@@ -33,12 +33,10 @@ export async function writeUsers(file: string, doc: UsersDoc): Promise<void> {
   try {
     await writeFileAtomic(file, text, { mode: 0o600 });
   } catch (err) {
-    throw new Error(
-      `could not write the users file ${file} (${describeError(err)}); check that its folder is writable`,
-      {
-        cause: err,
-      },
-    );
+    const why = describeError(err);
+    throw new Error(`could not write the users file ${file} (${why}); check that its folder is writable`, {
+      cause: err,
+    });
   }
 }
 

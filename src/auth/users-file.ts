@@ -1,5 +1,6 @@
 import { problemLine } from '../config/issues.ts';
 import { parseYaml } from '../config/layers.ts';
+import { isMap } from '../config/merge.ts';
 import { INSTANCE_KEY } from '../config/schema.ts';
 import { describeError } from '../errors.ts';
 import { readRegularFile } from '../regular-file.ts';
@@ -53,7 +54,6 @@ export type UsersParse =
 
 /** User and role names: printable, no `:` (Basic ends the name there) and no spaces. */
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
-const isMap = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const isStringList = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
 const ROLE_NAMES = Object.keys(BUILTIN_ROLES).join(', ');
 
@@ -108,22 +108,19 @@ export function parseUsers(text: string, file: string): UsersParse {
     if (!BUILTIN_ROLES[name]) roles.set(name, list.filter(isPermission));
   }
 
-  const scope = (path: Array<string | number>, instance: string): boolean => {
-    if (instance === '*' || INSTANCE_KEY.test(instance)) return true;
-    bad(path, 'expected an instance id after "@"', instance);
-    return false;
-  };
-
-  /** A list of `role` or `role@instance` → the rights it gives; each bad entry named. */
-  const grantsOf = (at: Array<string | number>, roleList: unknown): Grant[] => {
+  /** A list of `<kind>` or `<kind>@instance` → the rights it gives; each bad entry named. */
+  const grantsOf = (at: Array<string | number>, list: unknown, kind: 'role' | 'permission'): Grant[] => {
     const grantList: Grant[] = [];
-    if (!isStringList(roleList)) bad(at, 'expected a list of role or role@instance', roleList);
+    if (!isStringList(list)) bad(at, `expected a list of ${kind} or ${kind}@instance`, list);
     else
-      roleList.forEach((text, i) => {
-        const { name: role, instance } = splitScoped(text);
-        const perms = roles.get(role);
-        if (!perms) bad([...at, i], `expected a role (${[...roles.keys()].join(', ')})`, text);
-        else if (scope([...at, i], instance)) for (const p of perms) grantList.push({ permission: p, instance });
+      list.forEach((text, i) => {
+        const { name, instance } = splitScoped(text);
+        const perms = kind === 'role' ? roles.get(name) : isPermission(name) ? [name] : undefined;
+        const known = kind === 'role' ? [...roles.keys()] : PERMISSIONS;
+        if (!perms) bad([...at, i], `expected a ${kind} (${known.join(', ')})`, text);
+        else if (instance !== '*' && !INSTANCE_KEY.test(instance))
+          bad([...at, i], 'expected an instance id after "@"', instance);
+        else for (const p of perms) grantList.push({ permission: p, instance });
       });
     return grantList;
   };
@@ -147,7 +144,7 @@ export function parseUsers(text: string, file: string): UsersParse {
     if (totp !== undefined && (typeof totp !== 'string' || !isTotpSecret(totp)))
       // Never echoed either: it is the second factor itself.
       bad([...at, 'Totp'], 'expected a base32 secret as `watchdog user totp` writes it', 'a value that is not one');
-    const grantList = grantsOf([...at, 'Roles'], entry.Roles ?? []);
+    const grantList = grantsOf([...at, 'Roles'], entry.Roles ?? [], 'role');
     users.set(name, {
       name,
       passwordHash: typeof password === 'string' ? password : '',
@@ -158,7 +155,7 @@ export function parseUsers(text: string, file: string): UsersParse {
 
   const groups = new Map<string, Grant[]>();
   for (const [name, list] of section('Groups', 'expected a map of group name to a list of role or role@instance'))
-    groups.set(name, grantsOf(['Groups', name], list));
+    groups.set(name, grantsOf(['Groups', name], list, 'role'));
 
   const keys = new Map<string, ApiKeyEntry>();
   for (const [id, entry] of section('Keys', 'expected a map of key id to User, Hash, Permissions and Expires')) {
@@ -179,19 +176,9 @@ export function parseUsers(text: string, file: string): UsersParse {
     const hash = entry.Hash;
     if (typeof hash !== 'string' || !isApiKeyHash(hash))
       bad([...at, 'Hash'], 'expected sha256$<hex>, as `watchdog key create` writes it', hash);
-    let grantList: Grant[] | undefined;
-    if (entry.Permissions !== undefined) {
-      grantList = [];
-      if (!isStringList(entry.Permissions))
-        bad([...at, 'Permissions'], 'expected a list of permission or permission@instance', entry.Permissions);
-      else
-        for (const [i, text] of entry.Permissions.entries()) {
-          const { name, instance } = splitScoped(text);
-          if (!isPermission(name))
-            bad([...at, 'Permissions', i], `expected a permission (${PERMISSIONS.join(', ')})`, text);
-          else if (scope([...at, 'Permissions', i], instance)) grantList.push({ permission: name, instance });
-        }
-    }
+    const permissions = entry.Permissions;
+    const grantList =
+      permissions === undefined ? undefined : grantsOf([...at, 'Permissions'], permissions, 'permission');
     let expiresAt: number | undefined;
     if (entry.Expires !== undefined) {
       expiresAt = typeof entry.Expires === 'string' ? Date.parse(entry.Expires) : Number.NaN;

@@ -4,17 +4,13 @@ import { type AnySchema, childSchema, entriesOf, KEY_ALIASES, unwrap } from './s
 
 const ALIAS_BY_LOWER = new Map(Object.entries(KEY_ALIASES).map(([alias, name]) => [alias.toLowerCase(), name]));
 
-/*
- * The real watchdog reads its YAML through the .NET configuration system, where every value is text until an
- * options class binds it, and keys match whatever their case. These two passes give our schema the same view,
- * so a real installation's files load unchanged.
- */
+// .NET's configuration matches keys whatever their case and keeps every value text until bound: these two passes
+// give our schema the same view, so a real installation's files load unchanged.
 
 /**
- * Renames every key the schema knows to the schema's spelling (`apitoken` → `ApiToken`); keys it does not know
- * stay as written, for validation to report with a "did you mean". An alias (`DiscordWebhook`) becomes the name
- * it stands for, so a later layer overrides it whichever spelling each uses. Two keys of one map that name the
- * same setting (differing only in case, or an alias beside its name) are a problem: .NET refuses the first too.
+ * Renames known keys and aliases to the schema's spelling (`apitoken` → `ApiToken`, `DiscordWebhook` →
+ * `ChatWebhook`), so a later layer overrides either; unknown keys stay for validation's "did you mean". Two keys of
+ * one map naming the same setting are a problem, as in .NET.
  */
 export function canonicalKeys(
   data: Record<string, unknown>,
@@ -56,10 +52,9 @@ const NUMBER = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
 const BOOLEAN = /^\s*(true|false)\s*$/i;
 
 /**
- * Binds text as .NET does before validation: a number or boolean written as text (`"90"`, `"true"`, or any
- * environment variable) becomes one where the schema expects it; a scalar where text is expected is its text;
- * a choice matches whatever its case; a map of indices (`Arguments__0` from the environment) is a list.
- * What cannot be bound is left alone, so validation reports it with its path.
+ * Binds text as .NET does: a number or boolean written as text becomes one where the schema expects it, a scalar
+ * where text is expected its text, a choice matches whatever its case, a map of indices (`Arguments__0`) is a list.
+ * What cannot be bound is left for validation to report.
  */
 export function bindScalars(value: unknown, schema: AnySchema | undefined): unknown {
   if (!schema) return value;

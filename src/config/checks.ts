@@ -1,29 +1,20 @@
 import { resolve } from 'node:path';
-import { parseLogLevel } from '../log.ts';
+import { type LogLevel, parseLogLevel } from '../log.ts';
 import { NotRegularFileError, readRegularFile } from '../regular-file.ts';
 import { formatPath, problemLine } from './issues.ts';
 import { type ListenAddress, parseUrls } from './listen.ts';
 import { type ConfigPath, isMap, type ReportProblem, rawInstances } from './merge.ts';
-import type { LogLevel } from './resolved.ts';
 import { checkConnections } from './sections/connections.ts';
 import { checkScheduledCommands } from './sections/maintenance.ts';
 import { checkRouteInstances } from './sections/notification.ts';
 
-/** The first part of every log scope this daemon writes (`watchdog:http`, `watchdog:<key>:server`, `audit`). */
-const OWN_SCOPES = new Set(['watchdog', 'audit']);
-
-/** Whether a `Serilog.MinimumLevel.Override` key names one of our log scopes (`.` or `:` between parts). */
-export function isOwnScope(scope: string): boolean {
-  return OWN_SCOPES.has(scope.split(/[.:]/)[0]?.toLowerCase() ?? '');
-}
+/** Whether a `Serilog.MinimumLevel.Override` key names one of our log scopes (`watchdog:http`, `audit`). */
+const isOwnScope = (scope: string) => ['watchdog', 'audit'].includes(scope.split(/[.:]/)[0]?.toLowerCase() ?? '');
 
 const SYSTEMD_KEYS = ['UnitManagementMode', 'UnitPrefix', 'Manager'];
 
-/**
- * Settings of the real watchdog and its ASP.NET host that this watchdog accepts but does not act on, by key path,
- * each with what to know about it. Listed in one warning at start so nothing a migrated file says is lost silently.
- */
-export function unusedSettings(raw: Record<string, unknown>): string[] {
+/** The real watchdog's settings accepted but not acted on, each with what to know: one warning at start. */
+function unusedSettings(raw: Record<string, unknown>): string[] {
   const out: string[] = [];
   if (typeof raw.AllowedHosts === 'string' && raw.AllowedHosts.trim() !== '*')
     out.push('AllowedHosts (no host filtering; put a proxy in front)');
@@ -58,16 +49,14 @@ const REASONS: Record<string, string> = {
 export type SecretFileResult = { ok: true; value: string } | { ok: false; reason: string };
 
 /**
- * Reads a token or password kept in its own file (relative paths against the working directory) and trims ONE
- * trailing newline, the one editors and `echo` add. The real watchdog keeps it, which makes the token
- * unusable over HTTP Basic; we trim it on purpose. Never throws.
+ * A token or password kept in its own file, ONE trailing newline (editors' and `echo`'s) trimmed: the real watchdog
+ * keeps it, which makes the token unusable over HTTP Basic. Never throws.
  */
 export async function readSecretFile(path: string, cwd: string): Promise<SecretFileResult> {
   const file = resolve(cwd, path);
   let text: string;
   try {
-    // Only a regular file is read: a FIFO would hold a libuv thread and the loader (`watchdog check` included) for
-    // good, and a device such as /dev/zero never ends.
+    // Only a regular file: a FIFO would hold a libuv thread and the loader for good, and /dev/zero never ends.
     text = await readRegularFile(file, 'utf8');
   } catch (err) {
     if (err instanceof NotRegularFileError && err.code !== 'EISDIR')
@@ -81,51 +70,31 @@ export async function readSecretFile(path: string, cwd: string): Promise<SecretF
 }
 
 /** What the checks beyond the schema found, and the values they computed for resolution. */
-export interface CheckResult {
-  problems: string[];
-  warnings: string[];
-  listen: ListenAddress[] | undefined;
-  logLevel: LogLevel;
-  /** `Serilog.MinimumLevel.Override` entries that name our log scopes (`watchdog.http` → `watchdog:http`). */
-  logOverrides: Array<[scope: string, level: LogLevel]>;
-  admin: { username: string; password: string } | undefined;
-  /** Tokens read from `ApiTokenFile`, by instance key. */
-  tokenFiles: Map<string, string>;
-}
+export type CheckResult = Awaited<ReturnType<typeof checkSettings>>;
 
-/** Keys each update type cannot work without. */
-const REQUIRED_UPDATE_KEYS: Record<string, { key: string; expected: string }[]> = {
-  Manifest: [{ key: 'ManifestUrl', expected: 'a manifest URL because UpdateType is Manifest' }],
+/** Keys each update type cannot work without, and what each holds. */
+const REQUIRED_UPDATE_KEYS: Record<string, [key: string, what: string][]> = {
+  Manifest: [['ManifestUrl', 'a manifest URL']],
   CiServer: [
-    { key: 'BaseUrl', expected: 'the CI server URL because UpdateType is CiServer' },
-    { key: 'JobName', expected: 'the CI job name because UpdateType is CiServer' },
+    ['BaseUrl', 'the CI server URL'],
+    ['JobName', 'the CI job name'],
   ],
   Jenkins: [
-    { key: 'BaseUrl', expected: 'the Jenkins URL because UpdateType is Jenkins' },
-    { key: 'JobName', expected: 'the Jenkins job name because UpdateType is Jenkins' },
+    ['BaseUrl', 'the Jenkins URL'],
+    ['JobName', 'the Jenkins job name'],
   ],
-  Git: [{ key: 'BaseUrl', expected: 'the repository URL because UpdateType is Git' }],
-  Local: [{ key: 'CurrentVersion', expected: 'the version of the build in bin/ because UpdateType is Local' }],
+  Git: [['BaseUrl', 'the repository URL']],
+  Local: [['CurrentVersion', 'the version of the build in bin/']],
 };
 
 const str = (x: unknown): string | undefined => (typeof x === 'string' ? x : undefined);
 
-/**
- * Map keys valibot's records skip without a word (its guard against prototype pollution), so an instance or an
- * environment variable of one of these names would vanish from the configuration: reported here instead.
- */
+/** Map keys valibot's records skip silently (against prototype pollution): an instance so named would vanish. */
 const RESERVED_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 const RESERVED = 'a name other than __proto__, prototype or constructor (JavaScript reserves them)';
 
-/**
- * Rules a schema cannot express. They read the merged raw settings defensively (a value of the wrong type is
- * the schema's problem, reported there), so every problem is found in one pass, whatever else is wrong.
- */
-export async function checkSettings(
-  raw: Record<string, unknown>,
-  sourceOf: (p: ConfigPath) => string,
-  cwd: string,
-): Promise<CheckResult> {
+/** Rules a schema cannot express, reading the raw settings defensively (a wrong type is the schema's problem). */
+export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: ConfigPath) => string, cwd: string) {
   const problems: string[] = [];
   const warnings: string[] = [];
   const problem: ReportProblem = (path, expected, found) =>
@@ -155,7 +124,8 @@ export async function checkSettings(
     if (level) logLevel = level;
     else problem(levelPath, levelProblem, levelName);
   }
-  const logOverrides: CheckResult['logOverrides'] = [];
+  // Those that name our log scopes (`watchdog.http` → `watchdog:http`).
+  const logOverrides: Array<[scope: string, level: LogLevel]> = [];
   const overrides = isMap(minimum) && isMap(minimum.Override) ? minimum.Override : {};
   for (const [scope, name] of Object.entries(overrides)) {
     if (!isOwnScope(scope) || typeof name !== 'string') continue;
@@ -164,12 +134,11 @@ export async function checkSettings(
     else problem(['Serilog', 'MinimumLevel', 'Override', scope], levelProblem, name);
   }
 
-  // Accepted for the real watchdog's sake but not acted on: one line, so nothing is dropped silently.
   const unused = unusedSettings(raw);
   if (unused.length > 0) warnings.push(`accepted but not used by this watchdog: ${unused.join('; ')}`);
 
   // Admin
-  let admin: CheckResult['admin'];
+  let admin: { username: string; password: string } | undefined;
   const adm = raw.Admin;
   if (isMap(adm)) {
     const username = str(adm.Username);
@@ -186,7 +155,7 @@ export async function checkSettings(
     if (username !== undefined && password !== undefined) admin = { username, password };
   }
 
-  // Instances
+  // Instances; tokens read from `ApiTokenFile`, by key.
   const tokenFiles = new Map<string, string>();
   const instances = rawInstances(raw);
   const ports = new Map<number, string>();
@@ -200,9 +169,9 @@ export async function checkSettings(
 
     const type = str(inst.UpdateType);
     const updates = isMap(inst.Updates) ? inst.Updates : {};
-    for (const need of (type && REQUIRED_UPDATE_KEYS[type]) || []) {
-      if (updates[need.key] === undefined)
-        problem([...base, 'Updates', need.key], `expected ${need.expected}`, undefined);
+    for (const [need, what] of (type && REQUIRED_UPDATE_KEYS[type]) || []) {
+      if (updates[need] === undefined)
+        problem([...base, 'Updates', need], `expected ${what} because UpdateType is ${type}`, undefined);
     }
 
     const tokenFile = str(inst.ApiTokenFile);

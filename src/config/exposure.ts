@@ -6,23 +6,15 @@ import { type ConfigPath, isMap, rawInstances } from './merge.ts';
 /** Shorter tokens are guessable by anyone who can reach the port; 16 characters of a generated token is ~96 bits. */
 export const MIN_EXPOSED_TOKEN_LENGTH = 16;
 
-/**
- * Tokens from this repository's examples (appsettings.yml, deploy/, docs/): anyone who read them knows them. Any
- * token that says to change it (`change-me`, `changeme`) counts too.
- */
+/** Tokens from this repository's examples, known to anyone who read them; and any that says to change it. */
 export const EXAMPLE_TOKENS: ReadonlySet<string> = new Set(['demo-token-change-me', 'change-me-community-token']);
 const SAYS_CHANGE_ME = /change[-_ ]?me/i;
 
-/** What `start` does about a weak token on an address beyond this machine. */
 export type ExposedTokenPolicy = 'refuse' | 'warn';
 
-/** The flag that lets `start` go on with one. */
-export const ALLOW_WEAK_TOKENS_FLAG = '--allow-weak-tokens';
+const ALLOW_WEAK_TOKENS_FLAG = '--allow-weak-tokens';
 
-/**
- * The instances whose control token is the shipped example or short while `Urls` listens beyond this machine,
- * one line each, naming the file and the reason but never the token.
- */
+/** A line per instance whose token is an example or short while `Urls` reaches beyond this machine; never the token. */
 export function exposedTokenLines(
   raw: Record<string, unknown>,
   listen: ListenAddress[] | undefined,
@@ -62,12 +54,6 @@ export function exposedTokenLines(
 /** The engine's check-in period: fixed at 15 s in RobustToolbox's watchdog API, not a setting. */
 const ENGINE_CHECKIN_SECONDS = 15;
 
-/** Whether an instance runs the engine's server: the default `RunCommand`, or a program named Robust.Server. */
-function runsEngine(inst: Record<string, unknown>): boolean {
-  const run = inst.RunCommand;
-  return run === undefined || (typeof run === 'string' && /^Robust\.Server(\.exe)?$/i.test(basename(run)));
-}
-
 /**
  * An engine server checks in every 15 s; with `TimeoutSeconds` under two periods the daemon declares it late
  * (`server.awaiting-checkin`, at half the timeout) between two ordinary check-ins, and logs it every time.
@@ -76,7 +62,10 @@ export function engineTimeoutLines(raw: Record<string, unknown>, sourceOf: (p: C
   const instances = rawInstances(raw);
   const lines: string[] = [];
   for (const [key, inst] of Object.entries(instances)) {
-    if (!isMap(inst) || !runsEngine(inst)) continue;
+    const run = isMap(inst) ? inst.RunCommand : undefined;
+    // The engine's server: the default `RunCommand`, or a program named Robust.Server.
+    const engine = run === undefined || (typeof run === 'string' && /^Robust\.Server(\.exe)?$/i.test(basename(run)));
+    if (!isMap(inst) || !engine) continue;
     const timeout = inst.TimeoutSeconds;
     if (typeof timeout !== 'number' || timeout >= 2 * ENGINE_CHECKIN_SECONDS) continue;
     const path = ['Servers', 'Instances', key, 'TimeoutSeconds'];

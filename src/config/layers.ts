@@ -2,18 +2,16 @@ import { basename, dirname, extname, isAbsolute, join, relative } from 'node:pat
 import { parseDocument, visit, type YAMLError } from 'yaml';
 import { readRegularFile } from '../regular-file.ts';
 
-/** One parsed YAML file of the layered configuration. */
+/** One parsed YAML file (or variable) of the layered configuration; `name` is how problems name it. */
 export interface Layer {
-  /** Absolute path. */
   file: string;
-  /** How problems name it: relative to the working directory when inside it, else absolute. */
   name: string;
   data: Record<string, unknown>;
 }
 
-export type LayerResult = { ok: true; layers: Layer[]; warnings: string[] } | { ok: false; problems: string[] };
+type LayerResult = { ok: true; layers: Layer[]; warnings: string[] } | { ok: false; problems: string[] };
 
-/** The name problem lines use for a file. */
+/** Relative to the working directory when inside it, else absolute. */
 export function displayName(file: string, cwd: string): string {
   const rel = relative(cwd, file);
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
@@ -66,12 +64,8 @@ export function parseYaml(text: string, name: string): Parsed {
   }
   if (data === null || data === undefined) return { ok: true, data: {}, warnings };
   if (typeof data !== 'object' || Array.isArray(data)) {
-    return {
-      ok: false,
-      problems: [
-        `${name}: (root): expected a map of settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`,
-      ],
-    };
+    const got = Array.isArray(data) ? 'a list' : JSON.stringify(data);
+    return { ok: false, problems: [`${name}: (root): expected a map of settings, got ${got}`] };
   }
   return { ok: true, data: data as Record<string, unknown>, warnings };
 }
@@ -113,10 +107,7 @@ export async function readLayers(main: string, env: string, cwd: string): Promis
   return problems.length > 0 ? { ok: false, problems } : { ok: true, layers, warnings };
 }
 
-/**
- * The environment name that picks `appsettings.<env>.yml`: `WATCHDOG_ENV`, else the .NET host's
- * `DOTNET_ENVIRONMENT`, else ASP.NET's `ASPNETCORE_ENVIRONMENT`, else `Production`.
- */
+/** The environment name that picks `appsettings.<env>.yml`, first set of these variables, else `Production`. */
 export function environmentName(env: Record<string, string | undefined>): { variable: string; name: string } {
   for (const variable of ['WATCHDOG_ENV', 'DOTNET_ENVIRONMENT', 'ASPNETCORE_ENVIRONMENT']) {
     const name = env[variable]?.trim();
@@ -129,11 +120,9 @@ export function environmentName(env: Record<string, string | undefined>): { vari
 const URL_VARIABLES = ['DOTNET_URLS', 'ASPNETCORE_URLS'];
 
 /**
- * Settings from environment variables in the .NET form, one layer per variable so a problem names the variable:
- * `Servers__Instances__main__ApiToken=…` (each `__` is one level down; keys match case-insensitively), and
- * `ASPNETCORE_URLS` (or `DOTNET_URLS`) for `Urls`. Only variables whose first part is a top-level setting
- * (`topKeys`) count, so the rest of the environment (`PATH`, `HOME`, …) is never read as configuration.
- * Sorted by name, so the result does not depend on the order the environment happens to list them in.
+ * Settings from .NET-style variables (`Servers__Instances__main__ApiToken`, `ASPNETCORE_URLS`), one layer each so
+ * a problem names its variable. Only those under a top-level setting count (never `PATH`); sorted by name, so the
+ * environment's order does not matter.
  */
 export function environmentLayers(env: Record<string, string | undefined>, topKeys: readonly string[]): Layer[] {
   const top = new Set(topKeys.map((k) => k.toLowerCase()));

@@ -14,10 +14,7 @@ export type UrlsResult = { ok: true; listen: ListenAddress[] } | { ok: false; ex
 
 const EXPECTED = 'expected http://<host>:<port> such as http://localhost:5000 or http://*:5000';
 
-/**
- * Parses `Urls` as Kestrel spells it: addresses separated by `;`, each bound; `*` and `+` listen on every
- * interface, `0.0.0.0` on every IPv4 one, `localhost` on loopback only, port 0 picks a free port (tests).
- */
+/** Parses `Urls` as Kestrel spells it: addresses separated by `;`, each bound; port 0 picks a free port (tests). */
 export function parseUrls(value: string): UrlsResult {
   const parts = value
     .split(';')

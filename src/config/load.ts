@@ -2,33 +2,27 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
-import { checkSettings, readSecretFile } from './checks.ts';
+import { type CheckResult, checkSettings, readSecretFile } from './checks.ts';
 import { type ExposedTokenPolicy, engineTimeoutLines, exposedTokenLines } from './exposure.ts';
 import { formatIssues, problemLine } from './issues.ts';
 import { environmentLayers, environmentName, type Layer, readLayers } from './layers.ts';
 import { isMap, mergeLayers, type ReportProblem } from './merge.ts';
-import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
-import { AppSettingsSchema } from './schema.ts';
-import { checkAgones } from './sections/agones.ts';
+import { type AppSettings, AppSettingsSchema } from './schema.ts';
+import { type AgonesConfig, checkAgones } from './sections/agones.ts';
 
-export type LoadResult = { ok: true; config: ResolvedConfig; warnings: string[] } | { ok: false; problems: string[] };
+export type LoadResult =
+  | { ok: true; config: ReturnType<typeof resolveConfig>; warnings: string[] }
+  | { ok: false; problems: string[] };
 
 export interface LoadOptions {
-  /** `--config FILE`; default `appsettings.yml` in `cwd`. Relative paths resolve against `cwd`. */
+  /** `--config FILE`; default `appsettings.yml` in `cwd`, against which relative paths resolve. */
   file?: string;
-  /** The daemon's working directory: instance folders and token files resolve against it. */
   cwd: string;
-  /**
-   * The process environment: its name picks `appsettings.<env>.yml` (layers.ts), and its .NET-style variables
-   * (`Servers__Instances__main__ApiToken`, `ASPNETCORE_URLS`) override the files.
-   */
+  /** Picks `appsettings.<env>.yml`; its .NET-style variables override the files. */
   env: Record<string, string | undefined>;
   /** `--urls`: wins over every file and variable. */
   urls?: string;
-  /**
-   * A weak or example token while `Urls` reaches beyond this machine: a problem (`start`, unless
-   * `--allow-weak-tokens`) or a warning (`check`, the default).
-   */
+  /** A weak token while `Urls` reaches beyond this machine: a problem (`start`) or a warning (`check`, default). */
   exposedTokens?: ExposedTokenPolicy;
 }
 
@@ -51,12 +45,8 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const cwd = resolve(opts.cwd);
   const { variable, name: env } = environmentName(opts.env);
   if (!ENV_NAME.test(env)) {
-    return {
-      ok: false,
-      problems: [
-        `${variable}: expected a name of letters, digits, "_" and "-" such as Development, got ${JSON.stringify(env)}`,
-      ],
-    };
+    const expected = 'expected a name of letters, digits, "_" and "-" such as Development';
+    return { ok: false, problems: [`${variable}: ${expected}, got ${JSON.stringify(env)}`] };
   }
   const main = resolve(cwd, opts.file ?? 'appsettings.yml');
 
@@ -79,7 +69,7 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const problem: ReportProblem = (path, expected, found) =>
     checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found));
   const agones = checkAgones(bound, opts.env, problem);
-  // `Users.Oidc.ClientSecretFile`, read like the other secret files (the secret is never in appsettings.yml).
+  // Read like the other secret files: the secret is never in appsettings.yml.
   let oidcSecret: string | undefined;
   const oidc = isMap(bound.Users) && isMap(bound.Users.Oidc) ? bound.Users.Oidc : undefined;
   if (typeof oidc?.ClientSecretFile === 'string' && oidc.ClientSecretFile !== '') {
@@ -102,26 +92,46 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
-  const settings = parsed.output;
-  const root = settings.Servers.InstanceRoot;
-  const instances: ResolvedInstance[] = Object.entries(settings.Servers.Instances).map(([key, s]) => {
-    const dir = resolve(cwd, root, key);
+  const files = read.layers.map((l) => l.file);
+  const config = resolveConfig(parsed.output, checks, { cwd, main, files, agones, oidcClientSecret: oidcSecret });
+  const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
+  return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
+}
+
+/** The configuration after validation: every path made absolute, each computed value picked. */
+export function resolveConfig(
+  settings: AppSettings,
+  checks: CheckResult,
+  more: {
+    cwd: string;
+    main: string;
+    files: string[];
+    agones: AgonesConfig | null;
+    oidcClientSecret: string | undefined;
+  },
+) {
+  const { cwd, main } = more;
+  const instances = Object.entries(settings.Servers.Instances).map(([key, s]) => {
+    const dir = resolve(cwd, settings.Servers.InstanceRoot, key);
     return {
       key,
       name: s.Name ?? key,
       dir,
+      /** Undefined refuses all control requests. */
       apiToken: checks.tokenFiles.get(key) ?? s.ApiToken,
       program: resolve(dir, s.RunCommand ?? defaultRunCommand()),
       settings: s,
     };
   });
-  // Every path made absolute, each computed value picked, now that validation found no problem.
-  const config: ResolvedConfig = {
-    files: read.layers.map((l) => l.file),
+  return {
+    /** In the order they were layered. */
+    files: more.files,
     workDir: cwd,
     listen: checks.listen ?? [{ host: 'localhost', port: 5000 }],
+    /** Ends with `/`; undefined: derived from the bound address. */
     baseUrl: settings.BaseUrl?.replace(/\/?$/, '/'),
     persistServers: settings.Process.PersistServers,
+    /** The real watchdog's SQLite file, imported from when present. */
     dataFile: resolve(cwd, settings.Data.File),
     usersFile:
       settings.Users.File === undefined ? resolve(dirname(main), 'users.yml') : resolve(cwd, settings.Users.File),
@@ -130,13 +140,12 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
     logOverrides: checks.logOverrides,
     timing: settings.Timing,
     admin: checks.admin,
-    agones,
+    agones: more.agones,
     instances,
     settings,
-    oidcClientSecret: oidcSecret,
+    /** Never logged. */
+    oidcClientSecret: more.oidcClientSecret,
   };
-  const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
-  return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
 }
 
 /** The engine's server program, as the real watchdog defaults `RunCommand` (its `InstanceConfiguration.cs`). */

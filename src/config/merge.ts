@@ -1,8 +1,4 @@
-/**
- * Sets `key` on `obj` as its own property, whatever the key. Configuration keys come from YAML and environment
- * variables, and plain assignment treats `__proto__` specially: `out.__proto__ = value` replaces the prototype, so
- * the key vanished (never reported as unknown), and merging into `{}.__proto__` would change Object.prototype itself.
- */
+/** Sets `key` as an own property whatever it is: `out.__proto__ = value` would replace the prototype instead. */
 export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
@@ -12,12 +8,6 @@ export type ConfigPath = readonly (string | number)[];
 
 /** Where a cross-field check reports a problem: the key path, what was expected there, and what was found. */
 export type ReportProblem = (path: ConfigPath, expected: string, found: unknown) => void;
-
-export interface Merged {
-  value: Record<string, unknown>;
-  /** The file that supplied the value at `path` (or its nearest supplied ancestor); the first file otherwise. */
-  sourceOf(path: ConfigPath): string;
-}
 
 /** A list index as a key (`Arguments__0` from the environment). */
 export const INDEX = /^(0|[1-9]\d*)$/;
@@ -41,7 +31,6 @@ const isInstancesMap = (path: ConfigPath) => path.length === 2 && path[0] === IN
  * instance, so validation can say what it lacks.
  */
 function dropEmpty(value: unknown, path: ConfigPath): unknown {
-  if (Array.isArray(value)) return value;
   if (!isMap(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
@@ -55,7 +44,7 @@ function dropEmpty(value: unknown, path: ConfigPath): unknown {
 }
 
 /** Deep merge, later layers winning: maps merge key by key; lists and scalars replace. Records who supplied what. */
-export function mergeLayers(layers: readonly { name: string; data: Record<string, unknown> }[]): Merged {
+export function mergeLayers(layers: readonly { name: string; data: Record<string, unknown> }[]) {
   const source = new Map<string, string>();
   const id = (path: ConfigPath) => JSON.stringify(path);
 
@@ -102,7 +91,8 @@ export function mergeLayers(layers: readonly { name: string; data: Record<string
   const fallback = layers[0]?.name ?? 'appsettings.yml';
   return {
     value,
-    sourceOf(path) {
+    /** The file that supplied the value at `path` (or its nearest supplied ancestor); the first file otherwise. */
+    sourceOf(path: ConfigPath): string {
       for (let n = path.length; n > 0; n -= 1) {
         const hit = source.get(id(path.slice(0, n)));
         if (hit) return hit;

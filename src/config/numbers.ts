@@ -7,23 +7,17 @@ import * as v from 'valibot';
 export const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 export const TOO_LONG = `expected at most ${MAX_SECONDS} seconds (about 24 days, the longest timer)`;
 
+/** `tooSmall`/`tooBig`: the messages past `min`/`max` when "expected at least/at most <n> <unit>" does not say why. */
 export interface Bounds {
-  /** The lowest value allowed (0 reads "zero or more"). */
   min?: number;
-  /** Above 0. */
   positive?: boolean;
   max?: number;
-  /** The messages past `min` and `max`, when "expected at least/at most <n> <unit>" does not say why. */
   tooSmall?: string;
   tooBig?: string;
-  /** Fractions refused. */
   whole?: boolean;
 }
 
-/**
- * A number of `unit` within bounds, each message naming the unit (`expected a whole number of files`,
- * `expected at least 1 file`): the one pattern of every count, size and wait in the configuration.
- */
+/** A number of `unit` within bounds, each message naming the unit: every count, size and wait of the configuration. */
 export function amount(unit: string, b: Bounds) {
   const kind = `expected a ${b.whole ? 'whole ' : ''}number of ${unit}`;
   const at = (n: number) => `${n} ${n === 1 ? unit.replace(/s$/, '') : unit}`;
@@ -55,6 +49,16 @@ export const Port = v.pipe(
 
 /** Text of at least one character, `what` naming it in the message (`expected a file path`). */
 export const text = (what: string) => v.pipe(v.string(`expected ${what}`), v.nonEmpty(`expected ${what}`));
+
+/** A string `problem` finds nothing wrong with; refused in its words. */
+export const checkedText = (expected: string, problem: (s: string) => string | null) =>
+  v.pipe(
+    v.string(expected),
+    v.check(
+      (s) => problem(s) === null,
+      (issue) => problem(String(issue.input)) ?? expected,
+    ),
+  );
 
 /** An http or https URL; every way it can be wrong says `expected`. */
 export const httpUrl = (expected: string) =>

@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import type { ConfigPath } from './merge.ts';
+import { type ConfigPath, isMap } from './merge.ts';
 
 /** Any valibot schema, as the configuration walkers see it. */
 export type AnySchema = v.GenericSchema;
@@ -18,8 +18,7 @@ const isStructural = (s: AnySchema) => 'entries' in s || 'value' in s || 'item' 
 export function unwrap(s: AnySchema, value?: unknown): AnySchema {
   if ('wrapped' in s && isSchema(s.wrapped)) return unwrap(s.wrapped, value);
   if ('options' in s && Array.isArray(s.options) && s.type === 'union') {
-    const wantsMap = typeof value === 'object' && value !== null && !Array.isArray(value);
-    const pick = s.options.filter(isSchema).find((m) => wantsMap === isStructural(unwrap(m)));
+    const pick = s.options.filter(isSchema).find((m) => isMap(value) === isStructural(unwrap(m)));
     return pick ? unwrap(pick, value) : s;
   }
   if ('pipe' in s && Array.isArray(s.pipe)) {

@@ -96,9 +96,8 @@ export const InstanceSchema = v.strictObject(
     Console: ConsoleSchema,
     Hub: HubSchema,
     Files: FilesSchema,
-    /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
+    /** The soft limit: a process tree over it restarts by its `Maintenance.When` (`Limits` is the hard one). */
     MemoryLimitMB: v.optional(amount('megabytes', { positive: true })),
-    /** Hard limits written to the launch's cgroup v2 (the kernel enforces them); see sections/limits.ts. */
     Limits: LimitsSchema,
   },
   'expected a map of instance settings',
@@ -138,7 +137,6 @@ export const AppSettingsSchema = v.strictObject(
   {
     BaseUrl: v.optional(Url),
     Urls: v.optional(v.string('expected a URL such as http://localhost:5000'), 'http://localhost:5000'),
-    // Reverse proxies whose forwarded client address is believed (sections/proxy.ts).
     TrustedProxies: TrustedProxiesSchema,
     // The ASP.NET host's own sections, so a real watchdog's files load. What is not acted on is named in one warning.
     AllowedHosts: v.optional(Str()),
@@ -180,7 +178,6 @@ export const AppSettingsSchema = v.strictObject(
       {},
     ),
     Notification: v.optional(NotificationSchema, {}),
-    // Accounts and API keys (src/auth/): the file holding them (`users.yml` beside the main file by default) and logins.
     Users: v.optional(UsersSchema, {}),
     Process: v.optional(
       v.strictObject(
@@ -212,9 +209,7 @@ export const AppSettingsSchema = v.strictObject(
     Logs: v.optional(LogsSchema, {}),
     Connections: v.optional(ConnectionsSchema, {}),
     Agones: v.optional(AgonesSchema, {}),
-    // Free space of the instance root and working folder: sections/disk.ts.
     Disk: v.optional(DiskSchema, {}),
-    // How much of an HTTP answer (a server's, a hub's, a chat service's, …) is read, and for how long: sections/answers.ts.
     Answers: v.optional(AnswersSchema, {}),
     Servers: v.strictObject(
       {

@@ -1,23 +1,13 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { once } from 'node:events';
 import { isIPv6 } from 'node:net';
 import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
 
-/**
- * Players over UDP: a text datagram protocol (README.md beside this file). A player is one remote
- * address:port; any datagram from it counts as a sign of life, and silence longer than the timeout
- * drops it.
- *
- *   join <name>  → welcome <name>        leave → bye
- *   ping         → pong <players>        anything else → error <why>
- *
- * The server also sends unasked: `announce <text>` to every joined player (see `broadcast`).
- */
+/** Players over UDP (the protocol: README.md beside this file); silence longer than the timeout drops one. */
 export interface Player {
   name: string;
-  /** `address:port`, the key that identifies the player. */
-  endpoint: string;
-  /** Kept apart from `endpoint` so announcements need not parse it back (IPv6 addresses contain colons). */
+  /** Apart, as announcements need them: the `address:port` key would not parse back (IPv6 has colons). */
   address: string;
   port: number;
   lastSeen: number;
@@ -53,7 +43,7 @@ export async function startPlayers(opts: {
         if (known) {
           known.name = name;
         } else {
-          players.set(endpoint, { name, endpoint, address: from.address, port: from.port, lastSeen: monotonicMs() });
+          players.set(endpoint, { name, address: from.address, port: from.port, lastSeen: monotonicMs() });
           log.info(`player joined: ${name}`, { endpoint, players: players.size });
           changed();
         }
@@ -87,14 +77,8 @@ export async function startPlayers(opts: {
     Math.min(1000, timeoutMs / 2),
   );
 
-  await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(opts.port, opts.host, () => {
-      socket.off('error', reject);
-      socket.on('error', (err) => log.warn('udp socket error', { error: err }));
-      resolve();
-    });
-  }).catch((err: unknown) => {
+  socket.bind(opts.port, opts.host);
+  await once(socket, 'listening').catch((err: unknown) => {
     clearInterval(sweeper);
     try {
       socket.close();
@@ -103,6 +87,7 @@ export async function startPlayers(opts: {
     }
     throw err;
   });
+  socket.on('error', (err) => log.warn('udp socket error', { error: err }));
 
   return {
     count: () => players.size,

@@ -1,3 +1,5 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -5,25 +7,59 @@ import { serve } from '@hono/node-server';
 import { type AgonesMode, agonesOptionsFrom, startAgonesMode } from '../kit/agones/mode.ts';
 import { createGameApi, type UpdateRequest } from '../kit/api.ts';
 import { type Checkins, checkinOptionsFrom, startCheckins } from '../kit/checkin.ts';
+import type { Info, Status } from '../kit/schemas.ts';
 import type { Settings } from '../kit/settings.ts';
 import type { Logger } from '../log.ts';
-import { readDemoConfig } from './config.ts';
-import { infoOf, makePublicKey, statusOf } from './payloads.ts';
+import { type DemoConfig, readDemoConfig } from './config.ts';
 import { type Players, startPlayers } from './players.ts';
 import { type Round, startRounds } from './rounds.ts';
 
-function listen(
-  app: { fetch: (req: Request) => Response | Promise<Response> },
-  host: string,
-  port: number,
-): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: host, port }, () => {
-      server.off('error', reject);
-      resolve(server as Server);
-    });
-    server.once('error', reject);
-  });
+/**
+ * The server's public key for `auth.public_key`: a fresh X25519 key (the curve of the sealed-box scheme launchers use
+ * it with) in standard base64. The demo authenticates nobody; the key is there so launchers see a real one.
+ */
+function makePublicKey(): string {
+  const { publicKey } = generateKeyPairSync('x25519');
+  const x = publicKey.export({ format: 'jwk' }).x ?? '';
+  return Buffer.from(x, 'base64url').toString('base64');
+}
+
+/** `/status`: the engine's fields plus what a round-based game adds (as space-station-14's `GameTicker.StatusShell.cs`). */
+function statusOf(config: DemoConfig, players: number, round: Round): Status {
+  return {
+    name: config.hostname,
+    players,
+    soft_max_players: config.softMaxPlayers,
+    tags: config.tags,
+    round_id: round.id,
+    run_level: 1, // in round: rounds follow each other with no lobby
+    round_start_time: round.startedAt.toISOString(),
+  };
+}
+
+const orNull = (s: string) => (s === '' ? null : s);
+
+/** `/info` in the engine's shape (`StatusHost.Handlers.cs`); `privacy_policy` only when all three of its cvars are set. */
+function infoOf(config: DemoConfig, publicKey: string): Info {
+  const b = config.build;
+  return {
+    connect_address: config.connectAddress,
+    auth: { mode: config.authMode, public_key: publicKey },
+    build: {
+      engine_version: b.engineVersion,
+      fork_id: b.forkId,
+      version: b.version,
+      download_url: b.downloadUrl,
+      hash: orNull(b.hash),
+      acz: false,
+      manifest_download_url: orNull(b.manifestDownloadUrl),
+      manifest_url: orNull(b.manifestUrl),
+      manifest_hash: orNull(b.manifestHash),
+    },
+    desc: config.desc,
+    links: config.links,
+    ...(config.privacyPolicy ? { privacy_policy: config.privacyPolicy } : {}),
+  };
 }
 
 function closeHttp(server: Server | undefined): Promise<void> {
@@ -39,11 +75,7 @@ function closeHttp(server: Server | undefined): Promise<void> {
   });
 }
 
-/**
- * The demo game server: players over UDP, rounds, the kit's HTTP API, check-ins and (with `AGONES_SDK_HTTP_PORT`
- * in `env`, or `agones.enabled`) the kit's Agones mode. `exit` ends the process (injected so the composition root
- * owns `process.exit`).
- */
+/** The demo game server: UDP players, rounds, and the kit's HTTP API, check-ins and Agones mode. */
 export async function startDemoServer(
   settings: Settings,
   log: Logger,
@@ -64,10 +96,8 @@ export async function startDemoServer(
   let throwTimer: NodeJS.Timeout | undefined;
 
   /**
-   * Leaves cleanly (check-ins, rounds, sockets, Agones), then calls `exit(code)`; later calls are ignored.
-   * `tellAgones`: whether to ask Agones to end the GameServer (`/shutdown`) first; default true, as for every exit
-   * the server decides on. A signal is someone else ending the server (Agones itself, when it deletes the pod).
-   * Assigned below; the callbacks that use it only run once everything has started.
+   * Leaves cleanly (check-ins, rounds, sockets, Agones), then `exit(code)`; later calls are ignored. `tellAgones`
+   * false: someone else ends the server (a signal), so no `/shutdown`. Assigned below, before any caller runs.
    */
   let stop: (code: number, why: string, opts?: { tellAgones?: boolean }) => Promise<void> = async () => {};
 
@@ -158,7 +188,9 @@ export async function startDemoServer(
         );
       },
     });
-    http = await listen(app, config.statusHost, config.statusPort);
+    const server = serve({ fetch: app.fetch, hostname: config.statusHost, port: config.statusPort }) as Server;
+    await once(server, 'listening');
+    http = server;
     log.info(`status api listening on http://${config.statusHost}:${config.statusPort}`);
   } else {
     log.info('status api disabled (status.enabled=false)');
@@ -197,11 +229,7 @@ export type DemoServer = Awaited<ReturnType<typeof startDemoServer>>;
 
 const HELP = 'commands: status, players, say <text>, help';
 
-/**
- * The demo's console: one command per line on standard input, as the engine reads its console (the watchdog's
- * `Console: true` makes standard input a FIFO it writes to). Each answer is a log line, so it reaches the server log
- * that `watchdog console` prints back.
- */
+/** One command per line on standard input, as the engine reads it; each answer is a log line `watchdog console` shows. */
 function startDemoConsole(opts: { input: Readable; log: Logger; players: Players; round: () => Round }): void {
   const { log, players } = opts;
   const answer = (line: string): string => {

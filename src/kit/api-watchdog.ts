@@ -45,26 +45,28 @@ export function checkWatchdogToken(header: string | undefined, expected: string 
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
-function parseJson(text: string): Parsed<unknown> {
+/** A JSON object whatever the Content-Type (the real watchdog sends `text/plain`), each of `fields` a string or null. */
+function parseObject<K extends string>(text: string, shape: string, fields: K[]): Parsed<Record<K, string | null>> {
+  let json: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    json = JSON.parse(text);
   } catch (err) {
     return { ok: false, error: `body is not valid JSON: ${(err as Error).message}` };
   }
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    return { ok: false, error: `body must be ${shape}` };
+  const value = {} as Record<K, string | null>;
+  for (const field of fields) {
+    const x = (json as Record<string, unknown>)[field] ?? null;
+    if (x !== null && typeof x !== 'string') return { ok: false, error: `${field} must be a string` };
+    value[field] = x;
+  }
+  return { ok: true, value };
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** A JSON object whatever the Content-Type (the real watchdog sends `text/plain`), with an optional `Reason`. */
 export function parseShutdownBody(text: string): Parsed<ShutdownRequest> {
-  const json = parseJson(text);
-  if (!json.ok) return json;
-  if (!isObject(json.value)) return { ok: false, error: 'body must be a JSON object such as {"Reason":"maintenance"}' };
-  const reason = json.value.Reason;
-  if (reason !== undefined && reason !== null && typeof reason !== 'string')
-    return { ok: false, error: 'Reason must be a string' };
-  return { ok: true, value: { reason: reason ?? null } };
+  const body = parseObject(text, 'a JSON object such as {"Reason":"maintenance"}', ['Reason']);
+  return body.ok ? { ok: true, value: { reason: body.value.Reason } } : body;
 }
 
 /** Numbers too, as .NET's enum parse ("2" → Maintenance). */
@@ -75,21 +77,14 @@ function updateReason(value: string): UpdateReason {
 }
 
 /**
- * Empty → UpdateAvailable (what the watchdog sends); else a JSON object with optional `Reason` (unknown → Other) and
- * `Message`, whatever the Content-Type (the engine drops it unless exactly `application/json`).
+ * Empty → UpdateAvailable (what the watchdog sends); an unknown `Reason` → Other. Read whatever the Content-Type
+ * (the engine drops a body unless exactly `application/json`).
  */
 export function parseUpdateBody(text: string): Parsed<UpdateRequest> {
   if (text.trim() === '') return { ok: true, value: { reason: 'UpdateAvailable', message: null } };
-  const json = parseJson(text);
-  if (!json.ok) return json;
-  if (!isObject(json.value))
-    return { ok: false, error: 'body must be empty or a JSON object such as {"Reason":"Maintenance"}' };
-  const { Reason: reason, Message: message } = json.value;
-  if (reason !== undefined && reason !== null && typeof reason !== 'string')
-    return { ok: false, error: 'Reason must be a string' };
-  if (message !== undefined && message !== null && typeof message !== 'string')
-    return { ok: false, error: 'Message must be a string' };
-  return { ok: true, value: { reason: updateReason(reason ?? 'Other'), message: message ?? null } };
+  const body = parseObject(text, 'empty or a JSON object such as {"Reason":"Maintenance"}', ['Reason', 'Message']);
+  if (!body.ok) return body;
+  return { ok: true, value: { reason: updateReason(body.value.Reason ?? 'Other'), message: body.value.Message } };
 }
 
 /** Either spelling, or '' (launchers then derive it). */

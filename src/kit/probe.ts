@@ -1,6 +1,6 @@
 import { connectAddressOf } from './api-watchdog.ts';
 import { AnswerTooLargeError, readCapped } from './capped-body.ts';
-import { type Info, type Problem, type Status, validateInfo, validateStatus } from './schemas.ts';
+import { type Info, type Problem, type Status, type Validated, validateInfo, validateStatus } from './schemas.ts';
 import { inferTags, type RegionTag, regionsOf } from './tags.ts';
 
 export class AddressError extends Error {
@@ -112,9 +112,6 @@ async function getJson(url: URL, timeoutMs: number): Promise<Fetched> {
   }
 }
 
-const under = (prefix: string, problems: Problem[]): Problem[] =>
-  problems.map((p) => ({ path: p.path === '' ? prefix : `${prefix}.${p.path}`, message: p.message }));
-
 /**
  * Reads `/status` and `/info` as a launcher would, reporting every problem; throws only `AddressError`.
  *
@@ -127,27 +124,18 @@ export async function probe(address: string, opts: { timeoutMs?: number } = {}):
   const timeoutMs = opts.timeoutMs ?? PROBE_TIMEOUT_MS;
   const [statusRes, infoRes] = await Promise.all([getJson(statusUrl, timeoutMs), getJson(infoUrl, timeoutMs)]);
   const problems: Problem[] = [];
-
-  let status: Status | undefined;
-  if (statusRes.ok) {
-    const v = validateStatus(statusRes.json);
-    status = v.value;
-    problems.push(...under('status', v.problems));
-  } else {
-    problems.push({ path: 'status', message: `GET ${statusUrl.href} ${statusRes.message}` });
-  }
-
-  let info: Info | undefined;
-  let connectAddress: string | null = null;
-  if (infoRes.ok) {
-    const v = validateInfo(infoRes.json);
-    info = v.value;
-    problems.push(...under('info', v.problems));
-    const given = info ? connectAddressOf(info) : '';
-    connectAddress = given !== '' ? given : derivedConnectAddress(infoUrl);
-  } else {
-    problems.push({ path: 'info', message: `GET ${infoUrl.href} ${infoRes.message}` });
-  }
+  /** The payload as validated, its problems under `prefix`; undefined when unread or misshapen. */
+  const check = <T>(res: Fetched, url: URL, prefix: string, validate: (raw: unknown) => Validated<T>) => {
+    if (!res.ok) return void problems.push({ path: prefix, message: `GET ${url.href} ${res.message}` });
+    const v = validate(res.json);
+    for (const p of v.problems)
+      problems.push({ path: p.path === '' ? prefix : `${prefix}.${p.path}`, message: p.message });
+    return v.value;
+  };
+  const status = check(statusRes, statusUrl, 'status', validateStatus);
+  const info = check(infoRes, infoUrl, 'info', validateInfo);
+  const given = info ? connectAddressOf(info) : '';
+  const connectAddress = !infoRes.ok ? null : given !== '' ? given : derivedConnectAddress(infoUrl);
 
   const explicit = status?.tags ?? [];
   const result: ProbeResult = {

@@ -21,22 +21,14 @@ const count = (what: string) =>
 const text = (what: string) => v.string(`${what} must be a string`);
 const optionalText = v.optional(v.nullable(v.string('must be a string or null')));
 
-function isHttpUrl(s: string): boolean {
-  return /^https?:\/\//.test(s) && URL.canParse(s);
-}
-function isUdpUri(s: string): boolean {
-  return s.startsWith('udp://') && URL.canParse(s) && new URL(s).hostname !== '';
-}
-
-function isIsoDateTime(s: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/.test(s) && !Number.isNaN(Date.parse(s));
-}
+const isHttpUrl = (s: string) => /^https?:\/\//.test(s) && URL.canParse(s);
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/;
 
 const HttpUrl = v.pipe(text('url'), v.check(isHttpUrl, 'must be an absolute URL starting with http:// or https://'));
 const ConnectAddress = v.pipe(
   text('connect address'),
   v.check(
-    (s) => s === '' || isUdpUri(s),
+    (s) => s === '' || (s.startsWith('udp://') && URL.canParse(s) && new URL(s).hostname !== ''),
     'must be empty (same host and port as the API) or a udp:// URI such as udp://example.com:1212/',
   ),
 );
@@ -61,7 +53,7 @@ export const StatusSchema = v.looseObject(
         v.pipe(
           text('round_start_time'),
           v.check(
-            isIsoDateTime,
+            (s) => ISO_DATE_TIME.test(s) && !Number.isNaN(Date.parse(s)),
             'round_start_time must be an ISO-8601 date and time such as 2024-05-01T12:00:00.0000000Z',
           ),
         ),
@@ -147,20 +139,22 @@ export interface Validated<T> {
   problems: Problem[];
 }
 
-function toProblems(issues: readonly v.BaseIssue<unknown>[]): Problem[] {
-  return issues.map((issue) => {
-    const path = v.getDotPath(issue) ?? '';
+/** The parsed value, or the problems that kept it from parsing. */
+function parse<S extends v.GenericSchema>(schema: S, raw: unknown, what: string) {
+  // valibot's object schemas accept arrays (typeof 'object'); a launcher would not.
+  if (Array.isArray(raw)) return { problems: [{ path: '', message: `${what} must be a JSON object` }] };
+  const r = v.safeParse(schema, raw);
+  if (r.success) return { output: r.output as v.InferOutput<S> };
+  const problems = r.issues.map((issue) => {
     const missing = issue.input === undefined && issue.kind === 'schema';
-    return { path, message: missing ? 'required but missing' : issue.message };
+    return { path: v.getDotPath(issue) ?? '', message: missing ? 'required but missing' : issue.message };
   });
+  return { problems };
 }
 
 export function validateStatus(raw: unknown): Validated<Status> {
-  // valibot's object schemas accept arrays (typeof 'object'); a launcher would not.
-  if (Array.isArray(raw))
-    return { value: undefined, problems: [{ path: '', message: 'status must be a JSON object' }] };
-  const r = v.safeParse(StatusSchema, raw);
-  if (!r.success) return { value: undefined, problems: toProblems(r.issues) };
+  const r = parse(StatusSchema, raw, 'status');
+  if (!r.output) return { value: undefined, problems: r.problems };
   const problems = validateTags(r.output.tags ?? []).map((p) => ({
     path: `tags.${p.index}`,
     message: `"${p.tag}": ${p.message}`,
@@ -170,9 +164,8 @@ export function validateStatus(raw: unknown): Validated<Status> {
 
 /** Both spellings of the connect address are accepted, and must agree. */
 export function validateInfo(raw: unknown): Validated<Info> {
-  if (Array.isArray(raw)) return { value: undefined, problems: [{ path: '', message: 'info must be a JSON object' }] };
-  const r = v.safeParse(InfoSchema, raw);
-  if (!r.success) return { value: undefined, problems: toProblems(r.issues) };
+  const r = parse(InfoSchema, raw, 'info');
+  if (!r.output) return { value: undefined, problems: r.problems };
   const { connect_addrees: spec, connect_address: engine } = r.output;
   const problems: Problem[] = [];
   if (spec !== undefined && engine !== undefined && spec !== engine) {

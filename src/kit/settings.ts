@@ -142,7 +142,6 @@ export class Settings {
     readonly warnings: readonly string[],
   ) {}
 
-  /** Sets a cvar; later calls win. */
   set(name: string, value: CvarDefault, origin: CvarOrigin = 'argv'): void {
     this.#values.set(name, { value: String(value), origin });
   }

@@ -41,13 +41,10 @@ export interface RegionTag {
 
 /** The known `region:` tags of a list (unknown codes are left to validation). */
 export function regionsOf(tags: readonly string[]): RegionTag[] {
-  const out: RegionTag[] = [];
-  for (const tag of tags) {
-    if (!tag.startsWith('region:')) continue;
+  return tags.flatMap((tag) => {
     const code = tag.slice('region:'.length);
-    if (isRegionCode(code)) out.push({ tag, code, name: REGIONS[code] });
-  }
-  return out;
+    return tag.startsWith('region:') && isRegionCode(code) ? [{ tag, code, name: REGIONS[code] }] : [];
+  });
 }
 
 /** The tag that turns all inference off. Compared exactly, as the launcher does. */
@@ -100,12 +97,10 @@ function checkTag(tag: string): string | undefined {
 
 /** Problems with the standard tags of a `tags` list; custom tags are allowed and not reported. */
 export function validateTags(tags: readonly string[]): TagProblem[] {
-  const out: TagProblem[] = [];
-  tags.forEach((tag, index) => {
+  return tags.flatMap((tag, index) => {
     const message = checkTag(tag);
-    if (message !== undefined) out.push({ index, tag, message });
+    return message === undefined ? [] : [{ index, tag, message }];
   });
-  return out;
 }
 
 /** Bracket token (lower-cased) → the tag it infers; no other token infers anything. */

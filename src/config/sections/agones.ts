@@ -1,14 +1,11 @@
 /** `Agones`: the daemon as the wrapper of one engine server in an Agones GameServer pod (docs/agones.md). */
 import * as v from 'valibot';
-import { agonesPortFrom } from '../../kit/agones/port.ts';
+import { agonesPortFrom, DEFAULT_AGONES_HTTP_PORT } from '../../kit/agones/port.ts';
 import { isMap, type ReportProblem, rawInstances } from '../merge.ts';
 import { amount, Port, seconds as secondsOf } from '../numbers.ts';
 
-/** Agones' own default REST port of the SDK server, used when neither `Agones.Port` nor the variable says. */
-export const DEFAULT_SDK_PORT = 9358;
-
-/** Crashes in one loop before the GameServer is let go Unhealthy: about 15 s of relaunching at the default back-off. */
-export const DEFAULT_CRASH_LOOP_LIMIT = 5;
+/** About 15 s of relaunching at the default back-off. */
+const DEFAULT_CRASH_LOOP_LIMIT = 5;
 
 const seconds = (def: number, max: number, why: string) =>
   secondsOf(def, { positive: true, max, tooBig: `expected at most ${max} seconds (${why})` });
@@ -21,10 +18,7 @@ export const AgonesSchema = v.strictObject(
     HealthSeconds: seconds(2, 60, 'a health ping further apart gets the GameServer marked Unhealthy'),
     /** The SDK server's REST port; default `AGONES_SDK_HTTP_PORT`, else 9358. */
     Port: v.optional(Port),
-    /**
-     * Crashes in one loop (after check-ins, no stable run between them) after which `/health` stops, so Agones marks
-     * the GameServer Unhealthy and replaces the pod; at least 2, so one crash and relaunch never does.
-     */
+    /** Crashes in one loop (no stable run between) after which `/health` stops and Agones replaces the pod. */
     CrashLoopLimit: v.optional(
       amount('crashes', {
         whole: true,
@@ -39,19 +33,17 @@ export const AgonesSchema = v.strictObject(
   'expected a map of Agones settings (Enabled, HealthSeconds, Port, PlayersSeconds, CrashLoopLimit)',
 );
 
-/** Agones mode as the daemon runs it. */
 export interface AgonesConfig {
   healthSeconds: number;
   port: number;
   playersSeconds: number;
-  /** `/health` stops once the instance's crash streak reaches this; it resumes if the streak ends (a stable run). */
+  /** `/health` stops once the instance's crash streak reaches this; it resumes after a stable run. */
   crashLoopLimit: number;
 }
 
 /**
- * Whether Agones mode is on (`Agones.Enabled: true`, or `AGONES_SDK_HTTP_PORT` set and `Enabled` not false), and the
- * rule it brings: the daemon wraps exactly one instance, since one pod is one GameServer. Reads the raw settings
- * defensively, as checks.ts does (a wrong type is the schema's problem); returns the mode when it is on.
+ * Agones mode when it is on (`Enabled: true`, or `AGONES_SDK_HTTP_PORT` set and `Enabled` not false), and its rule:
+ * one pod is one GameServer, so exactly one instance. Reads the raw settings defensively, as checks.ts does.
  */
 export function checkAgones(
   raw: Record<string, unknown>,
@@ -74,7 +66,7 @@ export function checkAgones(
   const num = (x: unknown, def: number) => (typeof x === 'number' ? x : def);
   return {
     healthSeconds: num(agones.HealthSeconds, 2),
-    port: num(agones.Port, envPort ?? DEFAULT_SDK_PORT),
+    port: num(agones.Port, envPort ?? DEFAULT_AGONES_HTTP_PORT),
     playersSeconds: num(agones.PlayersSeconds, 5),
     crashLoopLimit: num(agones.CrashLoopLimit, DEFAULT_CRASH_LOOP_LIMIT),
   };

@@ -14,12 +14,8 @@ const Kilobytes = (def: number) =>
   );
 
 /**
- * `Answers`: how much of an HTTP answer the daemon reads from a game server, a hub, a chat service, its own
- * `BaseUrl` and an OpenID provider, and how long it waits for one whole. An answer past its `…MaxKilobytes` is
- * not read further, its connection is closed, and the error names the key. A manifest's or CI server's JSON is
- * capped per instance by `Updates.MaxManifestMegabytes` (within `Updates.DownloadTimeoutSeconds`), a chat
- * service's answer is awaited `Timing.WebhookTimeoutSeconds`, and a server's `POST /shutdown` and `/update`
- * `Timing.ShutdownRequestSeconds`. Read at each request, so a reload applies at the next one.
+ * `Answers`: how much of an HTTP answer the daemon reads, and how long it waits for it whole; past its cap an answer
+ * is cut off and the error names the key. Read at each request (a reload applies at the next one).
  */
 export const AnswersSchema = v.strictObject(
   {
@@ -44,11 +40,10 @@ export const AnswersSchema = v.strictObject(
 
 export type AnswersSettings = v.InferOutput<typeof AnswersSchema>;
 
-/** A reader's caps: the most it reads of an answer and how long it waits for it whole, and the keys that say so. */
+/** A reader's caps, and the size cap's key (`Answers.HubMaxKilobytes`) for the error of an answer past it. */
 export interface AnswerCap {
   maxBytes: number;
   timeoutMs: number;
-  /** The size cap's key (`Answers.HubMaxKilobytes`), named in the error of an answer past it. */
   setting: string;
 }
 

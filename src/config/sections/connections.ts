@@ -5,9 +5,8 @@ import { amount, seconds } from '../numbers.ts';
 const count = () => v.optional(amount('connections', { whole: true, min: 1 }));
 
 /**
- * `Connections`: how many HTTP connections the daemon holds, and for how long an idle or slow one is kept, so
- * that connections cannot take the descriptors launches and logs need, nor starve check-ins.
- * Unset caps are derived from the descriptor limit at start (src/http/connection-guard.ts). Read at start only.
+ * `Connections`: how many HTTP connections the daemon holds and how long an idle or slow one is kept, so they cannot
+ * take the descriptors launches need nor starve check-ins. Unset caps follow the descriptor limit; read at start.
  */
 export const ConnectionsSchema = v.strictObject(
   {
@@ -27,10 +26,7 @@ export const ConnectionsSchema = v.strictObject(
 
 export type ConnectionsSettings = v.InferOutput<typeof ConnectionsSchema>;
 
-/**
- * `Connections`: a per-source cap above the total one could never apply, and Node refuses a headers timeout longer
- * than the request timeout. Reads the raw settings defensively, as checks.ts does (a wrong type is the schema's).
- */
+/** A per-source cap above the total never applies; Node refuses a headers timeout over the request timeout. */
 export function checkConnections(raw: Record<string, unknown>, problem: ReportProblem): void {
   const c = raw.Connections;
   if (!isMap(c)) return;

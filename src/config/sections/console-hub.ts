@@ -4,10 +4,7 @@ import { amount } from '../numbers.ts';
 
 const Positive = (def: number, unit: string) => v.optional(amount(unit, { positive: true }), def);
 
-/**
- * Full server-console access for the instance's token holders and Admin: off unless asked for. Each command is one
- * line of at most `MaxCommandBytes`; a caller may send `CommandsPerMinute`.
- */
+/** Full server-console access for the instance's token holders and Admin: off unless asked for. */
 export const ConsoleSchema = v.optional(
   v.union(
     [
@@ -25,11 +22,7 @@ export const ConsoleSchema = v.optional(
   false,
 );
 
-/**
- * The hub watch, for a server that advertises (`hub.advertise` in its config.toml or cvars): how often each hub is
- * asked, how long the server may be missing before chat hears of it, and whether it then restarts (by its
- * `Maintenance.When`) when the re-advertise command did not bring it back.
- */
+/** The hub watch, for a server that advertises (`hub.advertise`): how often, how long missing, whether to restart. */
 export const HubSchema = v.optional(
   v.strictObject(
     {
@@ -44,7 +37,6 @@ export const HubSchema = v.optional(
 );
 
 export type ConsoleSetting = v.InferOutput<typeof ConsoleSchema>;
-export type HubWatchSettings = v.InferOutput<typeof HubSchema>;
 
 /** The console settings whichever form they were written in; null when it is off. */
 export function consoleOf(setting: ConsoleSetting): { commandsPerMinute: number } | null {

@@ -5,11 +5,7 @@ import { httpUrl, text } from '../numbers.ts';
 export const DESTINATIONS = ['Webhook', 'Ntfy', 'Slack', 'Matrix', 'Telegram', 'Email', 'Json', 'Command'] as const;
 export type DestinationName = (typeof DESTINATIONS)[number];
 
-/**
- * Keys whose values are secrets (a URL holding a token, a token, an SMTP URL with a password): never shown. That is
- * every destination but Command's argv: Matrix, Telegram and Email take maps, but a string written in their place
- * is most likely the secret itself.
- */
+/** Secret values, never shown; a string in place of Matrix's, Telegram's or Email's map most likely is one. */
 export const SECRET_KEYS: ReadonlySet<string> = new Set([
   ...DESTINATIONS.filter((d) => d !== 'Command'),
   ...['ChatWebhook', 'Token', 'AccessToken', 'BotToken', 'Smtp'],
@@ -70,7 +66,6 @@ export const destinationEntries = {
   ),
 };
 
-/** The destination keys a route gives. */
 export function destinationsIn(route: Partial<Record<DestinationName, unknown>>): DestinationName[] {
   return DESTINATIONS.filter((d) => route[d] !== undefined);
 }

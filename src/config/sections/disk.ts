@@ -2,9 +2,8 @@ import * as v from 'valibot';
 import { amount, seconds } from '../numbers.ts';
 
 /**
- * `Disk`: when the file systems holding the instance root and the working folder count as low on space (the lower
- * of the two thresholds, so a small disk is not low all the time and a large one not only at its last gigabyte),
- * and how often they are read. Megabytes are decimal (1,000,000 bytes), as `df -H` counts.
+ * `Disk`: when the instance root's and working folder's file systems are low (the lower threshold, so a small disk
+ * is not low all the time nor a large one only at its last GB). Megabytes are decimal, as `df -H` counts.
  */
 export const DiskSchema = v.strictObject(
   {

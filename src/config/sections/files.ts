@@ -1,11 +1,10 @@
 /** `Servers.Instances.<key>.Files`: the instance folders whose files may be listed and downloaded (read-only). */
 import * as v from 'valibot';
+import { checkedText } from '../numbers.ts';
 
 /**
- * The default folders, relative to `instances/<key>/`: the engine's replays (its `replay.directory` cvar, "replays"
- * under the server's data directory, which the daemon sets to `data/`), the server logs and crash dumps. Not the
- * snapshots: they hold all of data/ and config.toml (player data, database passwords), more than an instance's token
- * should read unless an operator says so.
+ * The engine's replays (`replay.directory` under the data directory, `data/`), server logs and crash dumps. Not the
+ * snapshots: they hold player data and database passwords, more than a token should read unless an operator says so.
  */
 export const DEFAULT_FILE_FOLDERS: readonly string[] = ['data/replays', 'logs', 'dumps'];
 
@@ -20,13 +19,7 @@ export function folderProblem(path: string): string | null {
   return null;
 }
 
-const Folder = v.pipe(
-  v.string('expected a folder path'),
-  v.check(
-    (p) => folderProblem(p) === null,
-    (issue) => folderProblem(String(issue.input)) ?? 'bad folder',
-  ),
-);
+const Folder = checkedText('expected a folder path', folderProblem);
 
 export const FilesSchema = v.optional(
   v.strictObject(
@@ -40,5 +33,3 @@ export const FilesSchema = v.optional(
   ),
   {},
 );
-
-export type FilesSettings = v.InferOutput<typeof FilesSchema>;

@@ -1,8 +1,4 @@
-/**
- * `Servers.Instances.<key>.Limits`: the hard limits of a server's launch, written to its cgroup v2 (`memory.max`,
- * `cpu.max`, `pids.max`). `MemoryLimitMB` beside it is the soft one (a restart by `Maintenance.When`); this is the
- * wall behind it: the kernel kills the server that passes it.
- */
+/** `Servers.Instances.<key>.Limits`: hard limits in the launch's cgroup v2; the kernel enforces them. */
 import * as v from 'valibot';
 import { amount } from '../numbers.ts';
 

@@ -23,5 +23,3 @@ export const LogsSchema = v.strictObject(
   },
   'expected a map of log settings',
 );
-
-export type LogsSettings = v.InferOutput<typeof LogsSchema>;

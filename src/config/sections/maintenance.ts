@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { cronProblem, timeZoneProblem } from '../cron.ts';
 import { type ConfigPath, isMap, type ReportProblem } from '../merge.ts';
-import { amount, text } from '../numbers.ts';
+import { amount, checkedText, text } from '../numbers.ts';
 import { commandProblem } from './console-hub.ts';
 
 export const MAINTENANCE_POLICIES = ['Now', 'RoundEnd', 'Empty'] as const;
@@ -10,21 +10,8 @@ export type MaintenancePolicy = (typeof MAINTENANCE_POLICIES)[number];
 /** The longest wait in minutes that a Node timer can keep (2^31-1 ms, about 24 days). */
 export const MAX_DELAY_MINUTES = 35_791;
 
-export const Cron = v.pipe(
-  v.string('expected a cron schedule such as "0 6 * * *"'),
-  v.check(
-    (s) => cronProblem(s) === null,
-    (issue) => cronProblem(String(issue.input)) ?? 'expected a cron schedule',
-  ),
-);
-
-export const TimeZone = v.pipe(
-  v.string('expected an IANA time zone name such as Europe/Berlin'),
-  v.check(
-    (s) => timeZoneProblem(s) === null,
-    (issue) => timeZoneProblem(String(issue.input)) ?? 'expected an IANA time zone name',
-  ),
-);
+export const Cron = checkedText('expected a cron schedule such as "0 6 * * *"', cronProblem);
+export const TimeZone = checkedText('expected an IANA time zone name such as Europe/Berlin', timeZoneProblem);
 
 /** A console command line (one line, no control characters; the console's own check says more at load). */
 const Command = text('a console command');
@@ -77,11 +64,7 @@ export const MaintenanceSchema = v.strictObject(
 
 export type MaintenanceSettings = v.InferOutput<typeof MaintenanceSchema>;
 
-/**
- * `Maintenance.Announcements` and `.Commands` go to the server console: refused at load without `Console` on, or
- * with a command the console would refuse (a newline, control characters, too long). Reads the raw settings
- * defensively, as checks.ts does (a wrong type is the schema's problem).
- */
+/** `Maintenance.Announcements` and `.Commands` go to the console: refused without `Console` or as it would refuse. */
 export function checkScheduledCommands(
   base: ConfigPath,
   inst: Record<string, unknown>,

@@ -9,10 +9,7 @@ export type NotifyFormat = (typeof NOTIFY_FORMATS)[number];
 const Format = v.picklist(NOTIFY_FORMATS, 'expected Text or Embed');
 const KINDS = `expected one of ${NOTICE_KINDS.join(', ')}`;
 
-/**
- * One route: the kinds it wants, for all instances or the ones listed, and exactly one destination (a webhook URL,
- * ntfy, Slack, Matrix, Telegram, email, JSON or a command). Secrets in it are never shown in a problem (issues.ts).
- */
+/** One route: the kinds it wants, for all instances or the ones listed, and exactly one destination. */
 export const RouteSchema = v.pipe(
   v.strictObject(
     {
@@ -48,10 +45,7 @@ export const NotificationSchema = v.strictObject(
 
 export type NotificationSettings = v.InferOutput<typeof NotificationSchema>;
 
-/**
- * `Notification.Routes[].Instances` must name configured instances: a misspelt id would quietly send that route
- * nothing. Reads the raw settings defensively, as checks.ts does (a wrong type is the schema's problem).
- */
+/** `Notification.Routes[].Instances` must name configured instances: a misspelt one would quietly get nothing. */
 export function checkRouteInstances(raw: Record<string, unknown>, problem: ReportProblem): void {
   const known = Object.keys(rawInstances(raw));
   const notification = raw.Notification;

@@ -24,11 +24,7 @@ const ClaimName = v.pipe(
   v.regex(/^[A-Za-z0-9_.:/-]{1,128}$/, 'expected a claim name (letters, digits, "_", ".", ":", "/" and "-")'),
 );
 
-/**
- * `Users.Oidc`: dashboard login through an OpenID Connect provider (src/auth/oidc.ts). The issuer is https; plain
- * http only on this machine's loopback, where nothing on the network can read or alter the exchange. The client
- * secret is read from `ClientSecretFile` at load, never written in appsettings.yml.
- */
+/** `Users.Oidc`: plain http only on loopback, where nothing on the network can read or alter the exchange. */
 export const OidcSchema = v.strictObject(
   {
     Issuer: v.pipe(

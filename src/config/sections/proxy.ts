@@ -21,11 +21,7 @@ export function parseProxyRange(text: string): ProxyRange | null {
   return { address, prefix, family: kind === 4 ? 'ipv4' : 'ipv6' };
 }
 
-/**
- * `TrustedProxies`: the reverse proxies whose `X-Forwarded-For` (or `Forwarded`) names the client. Only a request
- * whose direct peer is one of these has its client address taken from those headers; from anyone else they are
- * ignored, since any client can send them. Empty (the default): no proxy is trusted.
- */
+/** `TrustedProxies`: the peers whose `X-Forwarded-For`/`Forwarded` is believed (any client can send them). */
 export const TrustedProxiesSchema = v.optional(
   v.array(
     v.pipe(

@@ -14,10 +14,7 @@ const HeaderName = v.pipe(
 const Count = (unit: string, def: number, min: number, max: number) =>
   v.optional(amount(unit, { whole: true, min, max }), def);
 
-/**
- * `Users`: the users file, and the dashboard's logins (src/auth/sessions.ts, login-limits.ts). Every timeout is
- * here; a reload applies them at once, to sessions already open too.
- */
+/** `Users`: the users file and the dashboard's logins; a reload applies at once, to open sessions too. */
 export const UsersSchema = v.strictObject(
   {
     File: v.optional(text('a file path')),
@@ -44,5 +41,3 @@ export const UsersSchema = v.strictObject(
   },
   'expected a map with File, SessionMinutes, SessionIdleMinutes, MaxSessions, the Login… limits, TrustedHeaders and Oidc',
 );
-
-export type UsersSettings = v.InferOutput<typeof UsersSchema>;

@@ -2,7 +2,7 @@ import { type FetchResponse, ofetch } from 'ofetch';
 import * as v from 'valibot';
 import { monotonicMs } from '../../clock.ts';
 import { AnswerTooLargeError, readCapped } from '../capped-body.ts';
-import { agonesPortFrom } from './port.ts';
+import { agonesPortFrom, DEFAULT_AGONES_HTTP_PORT } from './port.ts';
 import { DEFAULT_RETRY, type RetryPolicy, retrying } from './retry.ts';
 import { type WatchOptions, watchGameServer } from './watch.ts';
 import {
@@ -15,10 +15,7 @@ import {
   int64String,
 } from './wire.ts';
 
-export { agonesPortFrom };
-
-/** Agones' own default. */
-export const DEFAULT_AGONES_HTTP_PORT = 9358;
+export { agonesPortFrom, DEFAULT_AGONES_HTTP_PORT };
 
 export interface AgonesSdkOptions {
   /** Default `AGONES_SDK_HTTP_PORT` from `env` (default `process.env`), else 9358. */
@@ -87,7 +84,6 @@ export class AgonesSdk {
     this.policy = { ...DEFAULT_RETRY, ...opts.retry };
   }
 
-  /** The GameServer moves to `Ready`. */
   async ready(opts?: CallOptions): Promise<void> {
     await this.request('POST', '/ready', {}, opts);
   }
@@ -102,7 +98,7 @@ export class AgonesSdk {
     await this.request('POST', '/shutdown', {}, opts);
   }
 
-  /** Marks the GameServer `Allocated`, as a matchmaker's allocation would. */
+  /** As a matchmaker's allocation would. */
   async allocate(opts?: CallOptions): Promise<void> {
     await this.request('POST', '/allocate', {}, opts);
   }
@@ -213,9 +209,7 @@ export class AgonesSdk {
   }
 }
 
-function counterPath(name: string): string {
-  return `/v1beta1/counters/${encodeURIComponent(name)}`;
-}
+const counterPath = (name: string) => `/v1beta1/counters/${encodeURIComponent(name)}`;
 
 function counterOf(wire: v.InferOutput<typeof CounterWireSchema>, name: string): Counter {
   return { name: wire.name || name, count: Number(wire.count), capacity: Number(wire.capacity) };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
@@ -12,7 +12,42 @@ import {
   subgroups,
 } from './cgroup.ts';
 import { enableControllers, type HardLimits, neededControllers, readOomKills, writeLimits } from './cgroup-limits.ts';
-import { instanceMarker, killMarked, markerOf, newLaunchMarker } from './launch-marker.ts';
+import { environVar, isAlive, procPids } from './proc-info.ts';
+import { killPid, killUntilGone } from './process-group.ts';
+
+/**
+ * The environment variable every launch carries: `<daemon folder id>/<instance key>/<launch id>`. Every process the
+ * server starts inherits it (whatever session or group it moves to), so where there is no cgroup a launch's
+ * leftovers are found by it. Not a secret: it only says whose process it is.
+ */
+export const MARKER_ENV = 'WATCHDOG_LAUNCH';
+
+/** What marks the processes of one instance (`<daemon id>/<key>/`); a launch's marker starts with it. */
+const instanceMarker = (daemonId: string, key: string): string => `${daemonId}/${key}/`;
+
+/** How many /proc/<pid>/environ reads a scan keeps in flight. */
+const SCAN_PARALLEL = 8;
+
+/**
+ * SIGKILLs every live process whose marker starts with `prefix` (a launch's or an instance's) until none is left; the
+ * pids killed. This daemon is spared (it may have been started from a shell that carries one). Empty without /proc.
+ */
+const killMarked = (prefix: string, timeoutMs: number): Promise<number[]> =>
+  killUntilGone(async () => {
+    const pids = procPids().filter((pid) => pid !== process.pid);
+    const found: number[] = [];
+    // Several reads in flight at once: this runs on the way to a relaunch, and one read after another waits a turn
+    // of a busy event loop and thread pool each.
+    let next = 0;
+    const worker = async () => {
+      while (next < pids.length) {
+        const pid = pids[next++] as number;
+        if ((await environVar(pid, MARKER_ENV))?.startsWith(prefix) && isAlive(pid)) found.push(pid);
+      }
+    };
+    await Promise.all(Array.from({ length: SCAN_PARALLEL }, worker));
+    return found.sort((a, b) => a - b).filter(killPid);
+  }, timeoutMs);
 
 export interface LaunchTrack {
   marker: string;
@@ -85,7 +120,7 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
     mode: 'marker',
     description: `environment marker (${why})`,
     begin: async (key, limits = {}) => ({
-      marker: newLaunchMarker(id, key),
+      marker: `${instanceMarker(id, key)}${randomBytes(6).toString('hex')}`,
       cgroup: null,
       limitProblems: neededControllers(limits).length === 0 ? [] : [`Limits cannot apply without cgroup v2: ${why}`],
     }),
@@ -99,7 +134,7 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
       if (track.cgroup) killCgroupNow(track.cgroup);
     },
     sweep: (key) => killMarked(instanceMarker(id, key), killMs()),
-    owns: async (pid, key) => (await markerOf(pid))?.startsWith(instanceMarker(id, key)) ?? false,
+    owns: async (pid, key) => (await environVar(pid, MARKER_ENV))?.startsWith(instanceMarker(id, key)) ?? false,
     close: async () => undefined,
   };
 }

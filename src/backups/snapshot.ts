@@ -6,9 +6,8 @@ import { clearForWrite } from '../regular-file.ts';
 import { syncPath } from '../store/atomic-file.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
 import { listBackups, rewriteManifest } from './catalog.ts';
-import { collect, listSources, SNAPSHOT_PATHS } from './collect.ts';
+import { collect, listSources, SNAPSHOT_PATHS, type SqliteCopyOptions } from './collect.ts';
 import { type BackupKind, type BackupManifest, snapshotId } from './manifest.ts';
-import type { SqliteCopyOptions } from './sqlite-copy.ts';
 
 /** Why a snapshot was not taken: `space` (too little, or the disk filled) or `failed`. */
 export class BackupError extends Error {

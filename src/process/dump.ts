@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -8,6 +7,7 @@ import { expired, type RetentionRule } from '../store/retention.ts';
 import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
 import { environVar, statFields } from './proc-info.ts';
 import { killGroup } from './process-group.ts';
+import { execError } from './start-child.ts';
 
 export interface DumpOptions {
   dumpsDir: string;
@@ -27,15 +27,9 @@ export interface DumpOptions {
 /** The defaults of `Retention.Dumps`. */
 export const DUMPS_RETENTION: RetentionRule = { keep: 3, keepDays: 0, maxBytes: 4_000_000_000 };
 
-/** The first of `candidates` that is an executable file, or null. */
+/** The first of `candidates` that can be executed, or null. */
 async function firstExecutable(candidates: string[]): Promise<string | null> {
-  for (const path of candidates) {
-    const ok = await access(path, constants.X_OK).then(
-      async () => (await stat(path)).isFile(),
-      () => false,
-    );
-    if (ok) return path;
-  }
+  for (const path of candidates) if ((await execError(path)) === null) return path;
   return null;
 }
 

@@ -19,16 +19,16 @@ export interface ExitStatus {
   memoryLimitMB?: number;
 }
 
-/** A launched game server, owned by one `runProcess` actor. */
+/**
+ * A launched game server, owned by one `runProcess` actor. `startTime` (null if it exited at once) verifies a
+ * reattach; `exited` resolves once its output is read too, never rejects; `kill` signals the whole group (default
+ * SIGKILL), never throws; `detach` lets the daemon exit while the server runs on (PersistServers).
+ */
 export interface ServerProcess {
   pid: number;
-  /** Kernel start time (see `readProcessStartTime`), for reattach verification; null if it exited at once. */
   startTime: string | null;
-  /** Resolves once the process has exited (and its output has been read). Never rejects. */
   exited: Promise<ExitStatus>;
-  /** Signals the whole process group (default SIGKILL). Never throws. */
   kill(signal?: NodeJS.Signals): void;
-  /** Stops following output and lets the daemon exit while the server keeps running (PersistServers). */
   detach(): void;
 }
 
@@ -39,9 +39,8 @@ export interface SpawnOptions {
   /** PersistServers: the server writes straight to the log file (O_APPEND), never to a pipe. */
   persist: boolean;
   rotation?: LogRotation;
-  /** Poll interval for following the log file in persist mode. */
+  /** How often the log file is polled in persist mode. */
   followMs?: number;
-  /** `Timing.LogRetrySeconds`. */
   retryMs?: number;
   health?: WriteHealth;
   /**
@@ -49,7 +48,6 @@ export interface SpawnOptions {
    * the log either, and one outage over many such attempts is reported once. Absent: each launch has its own.
    */
   outage?: WriteOutage;
-  /** A cgroup folder the server is put in before it runs. */
   cgroup?: string | null;
   /** The console FIFO's path: the server's standard input (absent: /dev/null). */
   console?: string | null;
@@ -68,7 +66,7 @@ const RESOURCE_REASONS: Record<string, string> = {
   ENOMEM: 'the watchdog is out of memory to start a process (ENOMEM)',
 };
 
-/** The LaunchBlockedError for `err` when it (or its cause) is one of the resource errors (or one already); else null. */
+/** The LaunchBlockedError for `err` when it (or its cause) is one of these (or one already); else null. */
 export function resourceBlock(err: unknown): LaunchBlockedError | null {
   if (err instanceof LaunchBlockedError) return err;
   const code = [err, (err as { cause?: unknown } | null)?.cause].map(errorCode).find((c) => c !== 'error');

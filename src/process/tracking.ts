@@ -1,16 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import {
-  cgroupOf,
-  killAndRemove,
-  killCgroupNow,
-  ownCgroup,
-  probeCgroups,
-  removeEmptyBelow,
-  removeWhenEmpty,
-  subgroups,
-} from './cgroup.ts';
+import { cgroupOf, killAndRemove, killCgroupNow, ownCgroup, probeCgroups, removeTree, subgroups } from './cgroup.ts';
 import { enableControllers, type HardLimits, neededControllers, readOomKills, writeLimits } from './cgroup-limits.ts';
 import { environVar, isAlive, procPids } from './proc-info.ts';
 import { killPid, killUntilGone } from './process-group.ts';
@@ -78,31 +69,27 @@ export interface ProcessTracking {
   close(): Promise<void>;
 }
 
-export interface TrackingOptions {
-  /** Names its cgroups and markers, so daemons in other folders differ. */
-  workDir: string;
-  /** `Process.Tracking: Environment`. */
-  forceMarker: boolean;
-  /** Timing.StragglerKillSeconds, read at each use. */
-  killMs: () => number;
-}
-
 function daemonId(workDir: string): string {
   return createHash('sha256').update(workDir).digest('hex').slice(0, 12);
 }
 
 /**
  * Decides how launches are tracked: cgroup v2 when this daemon may create and join cgroups below its own (root with a
- * writable tree, or systemd's `Delegate=yes`), else the environment marker.
+ * writable tree, or systemd's `Delegate=yes`), else the environment marker. `workDir` names its cgroups and markers,
+ * so daemons in other folders differ; `forceMarker` is `Process.Tracking: Environment`; `killMs` is read at each use.
  */
-export async function detectTracking(opts: TrackingOptions): Promise<ProcessTracking> {
+export async function detectTracking(opts: {
+  workDir: string;
+  forceMarker: boolean;
+  killMs: () => number;
+}): Promise<ProcessTracking> {
   const id = daemonId(opts.workDir);
   const cg = opts.forceMarker ? { why: 'Process.Tracking is Environment' } : await ownCgroup();
   if ('why' in cg) return markerTracking(id, opts.killMs, cg.why);
   const base = join(cg.own, `watchdog-${id}`);
   const probe = await probeCgroups(base);
   if (probe !== null) return markerTracking(id, opts.killMs, probe);
-  await removeEmptyBelow(base);
+  for (const child of await subgroups(base)) await removeTree(child);
   return cgroupTracking(id, cg.mount, base, opts.killMs);
 }
 
@@ -145,10 +132,7 @@ const DAEMON_LEAF = '_daemon';
 function cgroupTracking(id: string, mount: string, base: string, killMs: () => number): ProcessTracking {
   const marker = markerTracking(id, killMs, '');
   const keyDir = (key: string) => join(base, key);
-  /**
-   * The instances a sweep has also scanned /proc for by marker (tens to hundreds of ms): needed once per daemon (an
-   * earlier one may have tracked by marker alone), and again after a launch whose cgroup could not be made.
-   */
+  /** Swept by marker too (tens to hundreds of ms): once per daemon, and after a launch that got no cgroup. */
   const scanned = new Set<string>();
   return {
     mode: 'cgroup',
@@ -191,9 +175,6 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
       const group = await cgroupOf(pid, mount);
       return (group?.startsWith(`${keyDir(key)}/`) ?? false) || marker.owns(pid, key);
     },
-    async close() {
-      await removeEmptyBelow(base);
-      await removeWhenEmpty(base, 0);
-    },
+    close: () => removeTree(base),
   };
 }

@@ -1,5 +1,5 @@
 /** Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives. */
-import { type ChildProcess, type SpawnOptions as ChildSpawnOptions, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { LaunchBlockedError, ProcessError } from '../errors.ts';
@@ -103,6 +103,8 @@ export function exitMarker(pid: number, status: ExitStatus): string {
 /**
  * Starts the server for either log mode: its stdout and stderr go to `out`, its stdin is the console (when on), and
  * `note` gets the daemon's lines for server.log (a console that could not be made, the launch error it rejects with).
+ * Inside `opts.cgroup` it runs through a shell that joins the cgroup and then execs the server (so the pid and command
+ * line are the server's); a failure is still what a direct spawn would report.
  */
 export async function launchChild(
   spec: LaunchSpec,
@@ -111,42 +113,34 @@ export async function launchChild(
   note: (line: string) => void,
 ): Promise<ChildProcess & { pid: number }> {
   const stdin = await consoleStdin(opts.console, (m) => note(marker(m)));
-  const { child, failure } = await startChild(spec, opts.cgroup, {
-    cwd: spec.cwd,
-    env: spec.env,
-    detached: true,
-    stdio: [stdin ?? 'ignore', out, out],
-  }).finally(() => closeConsoleStdin(stdin));
-  if (failure || child?.pid === undefined) {
-    const err = launchError(spec, failure);
-    note(marker(err.message));
-    throw err;
-  }
-  return child as ChildProcess & { pid: number };
-}
-
-/**
- * Spawns the server, inside `cgroup` when given (through a shell that joins it and then execs the server, so the pid
- * and command line are the server's), and waits for the outcome: a failure is what a direct spawn would report.
- */
-async function startChild(
-  spec: LaunchSpec,
-  cgroup: string | null | undefined,
-  options: ChildSpawnOptions,
-): Promise<{ child: ChildProcess | null; failure: Error | null }> {
-  if (cgroup) {
-    const failure = await execError(spec.program);
-    if (failure) return { child: null, failure };
-  }
-  const { file, args } = cgroup ? inCgroup(cgroup, spec.program, spec.args) : { file: spec.program, args: spec.args };
-  let child: ChildProcess;
+  let failure: unknown = null;
   try {
-    child = spawn(file, args, options);
+    failure = opts.cgroup ? await execError(spec.program) : null;
+    if (failure === null) {
+      const { file, args } = opts.cgroup
+        ? inCgroup(opts.cgroup, spec.program, spec.args)
+        : { file: spec.program, args: spec.args };
+      // Node throws what it does not report as an 'error' event (ENOMEM among them): caught below.
+      const child = spawn(file, args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true,
+        stdio: [stdin ?? 'ignore', out, out],
+      });
+      failure = await new Promise<Error | null>((resolve) => {
+        child.once('spawn', () => resolve(null));
+        child.once('error', resolve);
+      });
+      if (failure === null && child.pid !== undefined) return child as ChildProcess & { pid: number };
+    }
   } catch (err) {
-    // Node throws what it does not report as an 'error' event (ENOMEM among them).
-    return { child: null, failure: err instanceof Error ? err : new Error(String(err)) };
+    failure = err;
+  } finally {
+    closeConsoleStdin(stdin);
   }
-  return { child, failure: await started(child) };
+  const err = launchError(spec, failure);
+  note(marker(err.message));
+  throw err;
 }
 
 /**
@@ -162,13 +156,6 @@ export async function execError(program: string): Promise<NodeJS.ErrnoException 
   } catch (err) {
     return err as NodeJS.ErrnoException;
   }
-}
-
-function started(child: ChildProcess): Promise<Error | null> {
-  return new Promise((resolve) => {
-    child.once('spawn', () => resolve(null));
-    child.once('error', (err) => resolve(err));
-  });
 }
 
 export async function handleOf(pid: number, exited: Promise<ExitStatus>, detach: () => void): Promise<ServerProcess> {

@@ -4,7 +4,7 @@ import type { BackupsSettings, RetentionSettings } from '../config/sections/back
 import { describeError } from '../errors.ts';
 import { lastLines, runChild } from '../process/run-child.ts';
 import { expired, retentionRule } from '../store/retention.ts';
-import { type BackupEntry, entryOf, listBackups, removeBackup, rewriteManifest, takenBefore } from './catalog.ts';
+import { type BackupEntry, entryOf, listBackups, removeBackup, rewriteManifest } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, type SnapshotRequest, takeSnapshot } from './snapshot.ts';
@@ -37,8 +37,8 @@ export interface AfterCommandResult {
 }
 
 /**
- * The off-host copies (rclone, restic, …) under way, not awaited; retention spares a snapshot that `has` one. Each runs
- * with no shell, in the instance folder and its own process group, bounded, the snapshot in its environment; a
+ * The off-host copies (rclone, restic, …) under way, not awaited; retention spares a snapshot that `has` one. Each
+ * runs with no shell, in the instance folder and its own process group, bounded, the snapshot in its environment; a
  * failure is its result.
  */
 function createOffHostCopies(ended: (id: string, result: AfterCommandResult) => void) {
@@ -225,9 +225,12 @@ export function createInstanceBackups(opts: {
       return back;
     },
 
+    /** The newest `before-update` snapshot taken on `previous` just before `revision` (both: bin.prev may be newer). */
     async takenBefore(revision: string | null, previous: string | null): Promise<BackupEntry | null> {
       if (revision === null || previous === null) return null;
-      return takenBefore(await list(), revision, previous);
+      const before = (b: BackupEntry) =>
+        b.kind === 'before-update' && b.revisionAfter === revision && b.revision === previous;
+      return (await list()).find(before) ?? null;
     },
 
     async find(id: string): Promise<BackupEntry | null> {

@@ -46,7 +46,7 @@ export function encodeMessage(commandSet: number, commandId: number, payload: Bu
   return Buffer.concat([header, payload]);
 }
 
-/** Reads a protocol `string` (uint32 length in UTF-16 units, NUL included, then the units) at `offset`; null when short. */
+/** Reads a protocol `string` (uint32 length in UTF-16 units with the NUL, then the units); null when short. */
 export function decodeString(buf: Buffer, offset: number): string | null {
   if (buf.length < offset + 4) return null;
   const units = buf.readUInt32LE(offset);

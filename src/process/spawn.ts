@@ -8,7 +8,7 @@ import { followAppendedLog } from './appended-log.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, type LogRotation, logPath, rotateIfFull } from './log-file.ts';
 import { appendMarkerLine, createRotatingLogWriter, DEFAULT_LOG_RETRY_MS, marker } from './log-writer.ts';
-import { reapStragglers } from './process-group.ts';
+import { killGroup } from './process-group.ts';
 import {
   type Emit,
   type ExitStatus,
@@ -94,7 +94,9 @@ async function spawnPiped(
   const exited = new Promise<ExitStatus>((resolve) => {
     let status: ExitStatus | null = null;
     child.once('exit', (code, signal) => {
-      reapStragglers(pid, detached);
+      // What is left of its group would hold the game's ports against the next launch: killed now, while the group
+      // id cannot have been reused (not after `detach()`; one that left the group is process tracking's).
+      if (!detached) killGroup(pid, 'SIGKILL');
       status = { code, signal };
       setTimeout(() => resolve(status ?? { code, signal }), DRAIN_GRACE_MS).unref();
     });
@@ -173,7 +175,7 @@ async function spawnPersistent(
   });
   const exited = new Promise<ExitStatus>((resolve) => {
     child.once('exit', (code, signal) => {
-      reapStragglers(pid, detached);
+      if (!detached) killGroup(pid, 'SIGKILL'); // as a piped launch's
       follower.stop();
       // The file is the server's too (O_APPEND); once it is gone the run's end goes after its last line.
       // A log that cannot be written must not lose the exit: the line is counted as dropped instead.

@@ -19,9 +19,6 @@ interface LogWriterOptions {
   noteGaps?: boolean;
 }
 
-/** `Timing.LogRetrySeconds`' default. */
-export const DEFAULT_LOG_RETRY_MS = 5000;
-
 /**
  * Appends whole lines to `file` (a `server.log`, the daemon's `audit.log`), rotating when it would exceed `maxBytes`.
  * Never throws: a line that cannot be written is dropped and counted, and the writer tries again once per `retryMs`
@@ -36,7 +33,7 @@ export function createRotatingLogWriter(
   opts: LogWriterOptions = {},
 ) {
   const rotationNow = typeof rotationOf === 'function' ? rotationOf : () => rotationOf;
-  const outage = opts.outage ?? createWriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
+  const outage = opts.outage ?? createWriteOutage(opts.retryMs, opts.health);
   const checkMs = opts.checkMs ?? outage.retryMs;
   const noteGaps = opts.noteGaps ?? true;
   let fd: number | null = null;

@@ -7,10 +7,9 @@ import { APPEND, openRegularSync } from '../regular-file.ts';
 import { followAppendedLog } from './appended-log.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, type LogRotation, logPath, rotateIfFull } from './log-file.ts';
-import { appendMarkerLine, createRotatingLogWriter, DEFAULT_LOG_RETRY_MS, marker } from './log-writer.ts';
+import { appendMarkerLine, createRotatingLogWriter, marker } from './log-writer.ts';
 import { killGroup } from './process-group.ts';
 import {
-  type Emit,
   type ExitStatus,
   exitMarker,
   handleOf,
@@ -22,6 +21,8 @@ import {
 import { createWriteOutage } from './write-outage.ts';
 
 export type { ExitStatus, ServerProcess, SpawnOptions } from './start-child.ts';
+
+type Emit = NonNullable<SpawnOptions['onLine']>;
 
 /** After 'exit', how long to wait for the pipes to drain; grandchildren may hold them open for ever. */
 const DRAIN_GRACE_MS = 300;
@@ -126,7 +127,7 @@ async function spawnPersistent(
   emit: Emit,
 ): Promise<ServerProcess> {
   // The daemon's own lines (launch, exit) and forced truncations count against the same outage as a piped log's.
-  const outage = opts.outage ?? createWriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
+  const outage = opts.outage ?? createWriteOutage(opts.retryMs, opts.health);
   let fd: number | null = null;
   try {
     mkdirSync(opts.logDir, { recursive: true });

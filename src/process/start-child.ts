@@ -53,8 +53,6 @@ export interface SpawnOptions {
   console?: string | null;
 }
 
-export type Emit = (stream: 'stdout' | 'stderr', line: string) => void;
-
 /**
  * Errors of a launch that are about the daemon's resources, not the server: each is retried, never counted as a
  * startup failure. Node reports EMFILE, ENFILE and EAGAIN from spawn() as an 'error' event; ENOMEM is thrown.

@@ -47,13 +47,3 @@ export async function rewriteManifest(backupsDir: string, manifest: BackupManife
     mode: 0o644,
   });
 }
-
-/**
- * The newest `before-update` snapshot taken on build `previous` just before `revision` replaced it: both must match,
- * as after a rollback bin.prev holds the newer build.
- */
-export function takenBefore(entries: BackupEntry[], revision: string, previous: string): BackupEntry | null {
-  return (
-    entries.find((b) => b.kind === 'before-update' && b.revisionAfter === revision && b.revision === previous) ?? null
-  );
-}

@@ -1,23 +1,28 @@
+import { execFile } from 'node:child_process';
 import { copyFile, lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname, join, posix, relative, sep } from 'node:path';
-import { hashFile } from '../regular-file.ts';
+import { describeError } from '../errors.ts';
+import { hashFile, readRegularHead } from '../regular-file.ts';
 import type { BackupFile } from './manifest.ts';
-import { copySqliteDatabase, isSqliteDatabase, SQLITE_SIDECARS, type SqliteCopyOptions } from './sqlite-copy.ts';
 
 export const SNAPSHOT_PATHS = ['data', 'config.toml'] as const;
 
 /** A bound on the walk, not a limit anyone meets. */
 const MAX_ENTRIES = 1_000_000;
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
+/** What they hold, the online backup holds. */
+const SQLITE_SIDECARS = ['-wal', '-shm', '-journal'] as const;
 
-interface Collected {
-  files: BackupFile[];
-  skipped: { path: string; reason: string }[];
-  bytes: number;
+export interface SqliteCopyOptions {
+  program: string;
+  timeoutMs: number;
 }
 
-interface CollectOptions {
+type Skipped = { path: string; reason: string }[];
+
+/** Copies what a snapshot takes into `stagingDir` (empty; laid out as the instance folder) and hashes each copy. */
+export async function collect(opts: {
   instanceDir: string;
-  /** Empty; the copies go there as laid out in the instance folder. */
   stagingDir: string;
   sqlite: SqliteCopyOptions;
   /**
@@ -25,69 +30,80 @@ interface CollectOptions {
    * snapshot that waited its turn may meet a server launched meanwhile.
    */
   quiet: boolean | (() => boolean);
-  sources?: SnapshotSources;
-}
-
-/** Copies what a snapshot takes into `stagingDir` (databases with the online backup) and hashes each copy. */
-export async function collect(opts: CollectOptions): Promise<Collected> {
-  const listed = opts.sources ?? (await listSources(opts.instanceDir));
-  const out: Collected = { files: [], skipped: listed.skipped, bytes: 0 };
-  const sources = listed.files;
+  sources: { files: string[]; skipped: Skipped };
+}): Promise<{ files: BackupFile[]; skipped: Skipped; bytes: number }> {
+  const out = { files: [] as BackupFile[], skipped: opts.sources.skipped, bytes: 0 };
+  const sources = opts.sources.files;
+  const copy = async (rel: string, how: (source: string, target: string) => Promise<unknown>, sqlite: boolean) => {
+    const target = join(opts.stagingDir, rel);
+    await mkdir(dirname(target), { recursive: true });
+    await how(join(opts.instanceDir, rel), target);
+    const { bytes, sha256 } = await hashFile(target);
+    out.files.push({ path: toPosix(rel), bytes, sha256, ...(sqlite ? { sqlite: true } : {}) });
+    out.bytes += bytes;
+  };
   const databases: string[] = [];
-  for (const rel of sources) if (await isSqliteDatabase(join(opts.instanceDir, rel))) databases.push(rel);
+  // In data/, which the server writes: a named pipe there is refused, never waited on.
+  for (const rel of sources)
+    if ((await readRegularHead(join(opts.instanceDir, rel), SQLITE_MAGIC.length)).equals(SQLITE_MAGIC))
+      databases.push(rel);
   const sidecars = new Set(databases.flatMap((db) => SQLITE_SIDECARS.map((s) => db + s)));
-  // Databases first: whether their sidecars go along depends on how they were copied.
+  // Databases first: whether their sidecars go along depends on how they were copied (raw: they go along).
   let raw = false;
-  for (const rel of databases) {
-    const target = await stage(rel, opts);
-    raw = (await copyDatabase(join(opts.instanceDir, rel), target, opts)) || raw;
-    await record(rel, target, true, out);
-  }
-  for (const rel of sources) {
-    if (databases.includes(rel) || (sidecars.has(rel) && !raw)) continue;
-    const target = await stage(rel, opts);
-    await copyFile(join(opts.instanceDir, rel), target);
-    await record(rel, target, false, out);
-  }
+  for (const rel of databases)
+    await copy(
+      rel,
+      (source, target) =>
+        copySqliteDatabase(source, target, opts.sqlite).catch(async (err) => {
+          const missing = err instanceof Error && (err.cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+          if (!(missing && (typeof opts.quiet === 'function' ? opts.quiet() : opts.quiet))) throw err;
+          await copyFile(source, target);
+          raw = true;
+        }),
+      true,
+    );
+  for (const rel of sources)
+    if (!databases.includes(rel) && (raw || !sidecars.has(rel))) await copy(rel, copyFile, false);
   out.files.sort((a, b) => (a.path < b.path ? -1 : 1));
   return out;
 }
 
-async function stage(rel: string, opts: CollectOptions): Promise<string> {
-  const target = join(opts.stagingDir, rel);
-  await mkdir(dirname(target), { recursive: true });
-  return target;
-}
-
-async function record(rel: string, target: string, sqlite: boolean, out: Collected): Promise<void> {
-  const { bytes, sha256 } = await hashFile(target);
-  out.files.push({ path: toPosix(rel), bytes, sha256, ...(sqlite ? { sqlite: true } : {}) });
-  out.bytes += bytes;
-}
-
-/** The online backup, or a raw copy when `sqlite3` is missing and the files are quiet (true: sidecars go along). */
-async function copyDatabase(source: string, target: string, opts: CollectOptions): Promise<boolean> {
-  try {
-    await copySqliteDatabase(source, target, opts.sqlite);
-    return false;
-  } catch (err) {
-    const missing = err instanceof Error && (err.cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
-    const quiet = typeof opts.quiet === 'function' ? opts.quiet() : opts.quiet;
-    if (!(quiet && missing)) throw err;
-    await copyFile(source, target);
-    return true;
-  }
-}
-
-interface SnapshotSources {
-  files: string[];
-  bytes: number;
-  skipped: { path: string; reason: string }[];
+/**
+ * `.backup` takes the locks and copies a consistent state while the server writes; a raw copy can be torn. The
+ * target goes into the dot command quoted: one with a quote is refused (the daemon names its targets).
+ */
+function copySqliteDatabase(source: string, target: string, opts: SqliteCopyOptions): Promise<void> {
+  if (target.includes("'") || target.includes('\n'))
+    return Promise.reject(new Error(`cannot back up to ${JSON.stringify(target)}: the path holds a quote`));
+  return new Promise((resolve, reject) => {
+    execFile(
+      opts.program,
+      // -bail: stop at the first error; the database is opened read-only, so a backup never changes it.
+      ['-bail', '-readonly', source, `.backup '${target}'`],
+      { timeout: opts.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, windowsHide: true },
+      (err, _stdout, stderr) => {
+        if (!err) return resolve();
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT')
+          return reject(
+            new Error(
+              `cannot back up the SQLite database ${source}: the program "${opts.program}" is not installed ` +
+                '(Debian: apt-get install sqlite3; or set Backups.Sqlite3Path)',
+              { cause: err },
+            ),
+          );
+        const why = (err as { killed?: boolean }).killed
+          ? `it took longer than ${opts.timeoutMs / 1000} s (the database stayed locked by a writer?)`
+          : stderr.trim() || describeError(err);
+        reject(new Error(`cannot back up the SQLite database ${source}: ${why}`, { cause: err }));
+      },
+    );
+  });
 }
 
 /** The regular files under SNAPSHOT_PATHS; links and the like are noted, never followed. */
-export async function listSources(instanceDir: string): Promise<SnapshotSources> {
-  const out: SnapshotSources = { files: [], bytes: 0, skipped: [] };
+export async function listSources(instanceDir: string): Promise<{ files: string[]; bytes: number; skipped: Skipped }> {
+  const out = { files: [] as string[], bytes: 0, skipped: [] as Skipped };
   for (const top of SNAPSHOT_PATHS) {
     const info = await lstat(join(instanceDir, top)).catch(() => null);
     if (info?.isFile()) out.files.push(top);

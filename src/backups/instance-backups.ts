@@ -1,9 +1,10 @@
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import type { BackupsSettings, RetentionSettings } from '../config/sections/backups.ts';
 import { describeError } from '../errors.ts';
+import { lastLines, runChild } from '../process/run-child.ts';
 import { expired, retentionRule } from '../store/retention.ts';
-import { type AfterCommandResult, createOffHostCopies } from './after-command.ts';
-import { type BackupEntry, entryOf, listBackups, removeBackup, rewriteManifest, takenBefore } from './catalog.ts';
+import { type BackupEntry, entryOf, listBackups, removeBackup, rewriteManifest } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, type SnapshotRequest, takeSnapshot } from './snapshot.ts';
@@ -12,7 +13,7 @@ export type BackupOutcome =
   | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
   | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
 
-export type BackupSuccess = Extract<BackupOutcome, { ok: true }>;
+type BackupSuccess = Extract<BackupOutcome, { ok: true }>;
 
 function successOf(manifest: BackupManifest, removed: string[], at: number): BackupSuccess {
   const { kind, id, bytes, archiveBytes } = manifest;
@@ -28,19 +29,64 @@ interface BackupReports {
   unreadable(file: string, err: Error): void;
 }
 
+/** `status`: `exit code 3`, `killed by SIGKILL`, `could not start …`; `output`: the last lines of both streams. */
+export interface AfterCommandResult {
+  ok: boolean;
+  status: string;
+  output: string;
+}
+
+/**
+ * The off-host copies (rclone, restic, …) under way, not awaited; retention spares a snapshot that `has` one. Each
+ * runs with no shell, in the instance folder and its own process group, bounded, the snapshot in its environment; a
+ * failure is its result.
+ */
+function createOffHostCopies(ended: (id: string, result: AfterCommandResult) => void) {
+  const running = new Set<string>();
+  const stopping = new AbortController();
+  const run = async (command: readonly string[], snapshot: BackupEntry, cwd: string, timeoutMs: number) => {
+    const [program, ...args] = command;
+    if (program === undefined) return { ok: false, status: 'no program configured', output: '' };
+    const env = {
+      // Not the control token, the Admin login or any configuration variable (`Servers__…__ApiToken`).
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.includes('__') && !/^WATCHDOG_(TOKEN|ADMIN)$/.test(name)),
+      ),
+      WATCHDOG_BACKUP_PATH: snapshot.archive,
+      WATCHDOG_BACKUP_MANIFEST: snapshot.archive.replace(/\.tar\.gz$/, '.json'),
+      WATCHDOG_BACKUP_ID: snapshot.id,
+      WATCHDOG_INSTANCE: snapshot.instance,
+    };
+    try {
+      const sink = new PassThrough().resume();
+      const r = await runChild(program, args, {
+        cwd,
+        env,
+        signal: stopping.signal,
+        timeoutMs,
+        sink,
+        what: 'Backups.AfterCommand',
+      });
+      const status = r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`;
+      return { ok: r.code === 0, status, output: lastLines(r.tail, 10) };
+    } catch (err) {
+      return { ok: false, status: describeError(err), output: '' };
+    }
+  };
+  return {
+    has: (id: string) => running.has(id),
+    start(command: readonly string[], snapshot: BackupEntry, opts: { cwd: string; timeoutMs: number }): void {
+      running.add(snapshot.id);
+      void run(command, snapshot, opts.cwd, opts.timeoutMs)
+        .then((result) => ended(snapshot.id, result))
+        .finally(() => running.delete(snapshot.id));
+    },
+    stop: () => stopping.abort(new Error('the daemon is stopping')),
+  };
+}
+
 const MB = 1_000_000;
 const SQLITE_TIMEOUT_MS = 10 * 60_000;
-
-interface InstallSnapshot {
-  readonly id: string;
-  /**
-   * The manifest names `revision` (which may be newer than the check found) and the snapshot counts for retention,
-   * which runs; resolves with what it removed.
-   */
-  installed(revision: string): Promise<string[]>;
-  /** Removes the snapshot: its data is still in place under the old build, so no rollback will ask for it. */
-  notInstalled(): Promise<void>;
-}
 
 type Asked = Pick<SnapshotRequest, 'kind' | 'revision' | 'revisionAfter' | 'quiet'>;
 
@@ -179,9 +225,12 @@ export function createInstanceBackups(opts: {
       return back;
     },
 
+    /** The newest `before-update` snapshot taken on `previous` just before `revision` (both: bin.prev may be newer). */
     async takenBefore(revision: string | null, previous: string | null): Promise<BackupEntry | null> {
       if (revision === null || previous === null) return null;
-      return takenBefore(await list(), revision, previous);
+      const before = (b: BackupEntry) =>
+        b.kind === 'before-update' && b.revisionAfter === revision && b.revision === previous;
+      return (await list()).find(before) ?? null;
     },
 
     async find(id: string): Promise<BackupEntry | null> {
@@ -189,7 +238,7 @@ export function createInstanceBackups(opts: {
     },
 
     /** Not counted by retention until the install succeeded: a build failing at every check cannot rotate snapshots away. */
-    async beforeInstall(req: { revision: string | null; revisionAfter: string | null }): Promise<InstallSnapshot> {
+    async beforeInstall(req: { revision: string | null; revisionAfter: string | null }) {
       let previous: BackupOutcome | null = null;
       const manifest = await serial(() => {
         previous = last;
@@ -202,13 +251,15 @@ export function createInstanceBackups(opts: {
         });
       return {
         id: manifest.id,
-        installed: (revision) =>
+        /** The manifest names `revision` (maybe newer than the check found) and retention counts it, and runs. */
+        installed: (revision: string): Promise<string[]> =>
           settle(async () => {
             if (revision !== manifest.revisionAfter)
               await rewriteManifest(dir, { ...manifest, revisionAfter: revision });
             return applyRetention(opts.settings().retention);
           }),
-        notInstalled: () =>
+        /** Removes the snapshot: its data is still in place under the old build, so no rollback will ask for it. */
+        notInstalled: (): Promise<void> =>
           settle(async () => {
             await removeBackup(entryOf(dir, manifest));
             if (last?.ok && last.id === manifest.id) last = previous;

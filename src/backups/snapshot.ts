@@ -6,9 +6,8 @@ import { clearForWrite } from '../regular-file.ts';
 import { syncPath } from '../store/atomic-file.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
 import { listBackups, rewriteManifest } from './catalog.ts';
-import { collect, listSources, SNAPSHOT_PATHS } from './collect.ts';
+import { collect, listSources, SNAPSHOT_PATHS, type SqliteCopyOptions } from './collect.ts';
 import { type BackupKind, type BackupManifest, snapshotId } from './manifest.ts';
-import type { SqliteCopyOptions } from './sqlite-copy.ts';
 
 /** Why a snapshot was not taken: `space` (too little, or the disk filled) or `failed`. */
 export class BackupError extends Error {
@@ -48,7 +47,14 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
   const partial = `${archive}.partial`;
   try {
     const sources = await listSources(req.instanceDir);
-    await ensureRoom(req, sources.bytes);
+    const space = await diskSpaceOf(req.backupsDir).catch(() => null);
+    const needs = 2 * sources.bytes + req.marginBytes;
+    if (space !== null && space.freeBytes < needs)
+      throw new BackupError(
+        'space',
+        `not enough disk space on ${space.mount} for a snapshot of ${req.instance}: needs ${formatBytes(needs)} ` +
+          `(twice its ${formatBytes(sources.bytes)} of data, plus Backups.SpaceMarginMegabytes), has ${formatBytes(space.freeBytes)}`,
+      );
     const got = await collect({ ...req, stagingDir: staging, sources });
     const manifest: BackupManifest = {
       format: 1,
@@ -77,28 +83,13 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
     return done;
   } catch (err) {
     await Promise.all([rm(partial, { force: true }), rm(archive, { force: true })]);
-    throw asBackupError(err, req);
+    if (err instanceof BackupError) throw err;
+    const full = diskFullError(err);
+    const message = full
+      ? `the disk filled while taking a snapshot of ${req.instance} (${full.code}); nothing was kept`
+      : `the snapshot of ${req.instance} failed: ${describeError(err)}`;
+    throw new BackupError(full ? 'space' : 'failed', message, { cause: err });
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
-}
-
-async function ensureRoom(req: SnapshotRequest, bytes: number): Promise<void> {
-  const space = await diskSpaceOf(req.backupsDir).catch(() => null);
-  const needs = 2 * bytes + req.marginBytes;
-  if (space === null || space.freeBytes >= needs) return;
-  throw new BackupError(
-    'space',
-    `not enough disk space on ${space.mount} for a snapshot of ${req.instance}: needs ${formatBytes(needs)} ` +
-      `(twice its ${formatBytes(bytes)} of data, plus Backups.SpaceMarginMegabytes), has ${formatBytes(space.freeBytes)}`,
-  );
-}
-
-function asBackupError(err: unknown, req: SnapshotRequest): BackupError {
-  if (err instanceof BackupError) return err;
-  const full = diskFullError(err);
-  const message = full
-    ? `the disk filled while taking a snapshot of ${req.instance} (${full.code}); nothing was kept`
-    : `the snapshot of ${req.instance} failed: ${describeError(err)}`;
-  return new BackupError(full ? 'space' : 'failed', message, { cause: err });
 }

@@ -1,7 +1,6 @@
 /**
- * Prometheus metrics in a private Registry (nothing global leaks between daemons or tests): the bus is counted into
- * prom-client as it happens, from the collector's creation; gauges are read from every instance's status at scrape
- * time.
+ * Prometheus metrics in a private Registry (nothing global leaks between daemons or tests): the bus counted as it
+ * happens, gauges read from every instance's status at scrape time.
  */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { Registry } from 'prom-client';

@@ -1,8 +1,7 @@
 import { readlinkSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { followAppendedLog } from './appended-log.ts';
-import { DEFAULT_ROTATION, LOG_NAME, type LogRotation } from './log-file.ts';
-import { DEFAULT_LOG_RETRY_MS } from './log-writer.ts';
+import { LOG_NAME, type LogRotation } from './log-file.ts';
 import { isAlive, readProcessStartTime } from './proc-info.ts';
 import { killGroup } from './process-group.ts';
 import type { ServerProcess } from './spawn.ts';
@@ -55,50 +54,30 @@ export function adoptedProcess(pid: number, startTime: string | null, pollMs = 5
   };
 }
 
-export interface AdoptedLogOptions {
+/**
+ * Follows the log of an adopted server while it runs, bounded as `spawnServer` does in persist mode, until the server
+ * is gone or `stop()`. When our server.log was removed while it ran, its stdout (the removed file) is the one to
+ * follow, through the proc link, as the daemon that launched it did.
+ */
+export function followAdoptedLog(opts: {
   pid: number;
   startTime: string | null;
   logDir: string;
   onLine: (line: string) => void;
-  rotation?: LogRotation;
-  pollMs?: number;
-  retryMs?: number;
-  health?: WriteHealth;
-}
-
-/**
- * The adopted server's stdout when it is our server.log removed while it ran, else null: that removed file is the
- * one to follow, through the proc link, as the daemon that launched it did.
- */
-export function removedLogOf(pid: number, logDir: string): string | null {
-  const link = `/proc/${pid}/fd/1`;
+  rotation: LogRotation;
+  retryMs: number;
+  health: WriteHealth;
+}): { stop(): void } {
+  const link = `/proc/${opts.pid}/fd/1`;
+  let source: string | undefined;
   try {
     // The kernel names a removed file by the path it had, resolved; logs/ itself may be gone, its parent is not.
-    const was = join(realpathSync(dirname(logDir)), 'logs', LOG_NAME);
-    return readlinkSync(link) === `${was} (deleted)` ? link : null;
+    const was = join(realpathSync(dirname(opts.logDir)), 'logs', LOG_NAME);
+    if (readlinkSync(link) === `${was} (deleted)`) source = link;
   } catch {
     // Not Linux, not ours to read, or the server is gone: follow logs/server.log as usual.
-    return null;
   }
-}
-
-/**
- * Follows the log of an adopted server while it runs, bounded as `spawnServer` does in persist mode. Stops by itself
- * once the server is gone; `stop()` ends it sooner.
- */
-export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
-  const rotation = opts.rotation ?? DEFAULT_ROTATION;
-  const retryMs = opts.retryMs ?? DEFAULT_LOG_RETRY_MS;
-  const follower = followAppendedLog({
-    logDir: opts.logDir,
-    rotation,
-    outage: createWriteOutage(retryMs, opts.health),
-    onLine: opts.onLine,
-    source: removedLogOf(opts.pid, opts.logDir) ?? undefined,
-    intervalMs: opts.pollMs,
-    retryMs,
-    health: opts.health,
-  });
+  const follower = followAppendedLog({ ...opts, outage: createWriteOutage(opts.retryMs, opts.health), source });
   let stopped = false;
   const stop = () => {
     if (stopped) return;
@@ -113,7 +92,7 @@ export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
       },
       () => undefined,
     );
-  }, opts.pollMs ?? 500);
+  }, 500);
   timer.unref();
   return { stop };
 }

@@ -2,9 +2,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { ownCgroup } from './cgroup.ts';
 
-/** The hard limits of a launch in its cgroup v2, with the controllers they need enabled down the daemon's subtree. */
-
-/** The config's `Limits`, converted. */
+/**
+ * The config's `Limits`, converted: the hard limits of a launch in its cgroup v2, with the controllers they need
+ * enabled down the daemon's subtree.
+ */
 export interface HardLimits {
   /** Decimal MB (1 MB = 1,000,000 bytes), as every size the daemon reads or prints. */
   memoryMB?: number;
@@ -18,10 +19,8 @@ export type LimitController = 'memory' | 'cpu' | 'pids';
 /** The CPU period the quota is a share of: the kernel's default. */
 export const CPU_PERIOD_US = 100_000;
 
-export function limitFiles(
-  limits: HardLimits,
-): Array<{ controller: LimitController; file: string; text: string; key: string }> {
-  const out: Array<{ controller: LimitController; file: string; text: string; key: string }> = [];
+export function limitFiles(limits: HardLimits) {
+  const out: { controller: LimitController; file: string; text: string; key: string }[] = [];
   if (limits.memoryMB !== undefined)
     out.push({ controller: 'memory', file: 'memory.max', text: memoryMaxText(limits.memoryMB), key: 'MemoryMB' });
   if (limits.cpuPercent !== undefined)
@@ -53,9 +52,11 @@ export async function readOomKills(dir: string): Promise<number> {
   return oomKills(await readFile(join(dir, 'memory.events'), 'utf8').catch(() => ''));
 }
 
-export const listed = (text: string): Set<string> => new Set(text.split(/\s+/).filter(Boolean));
+/** The names a cgroup file lists (`cgroup.controllers`, `cgroup.subtree_control`); none when it cannot be read. */
+const listed = async (file: string): Promise<Set<string>> =>
+  new Set((await readFile(file, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean));
 
-export function missingController(own: string, available: Set<string>): string {
+function missingController(own: string, available: Set<string>): string {
   const has = available.size === 0 ? 'none' : [...available].join(' ');
   const dir = own.length > 1 ? own.replace(/\/$/, '') : own;
   return `the controller is not delegated to this daemon's cgroup ${dir} (its cgroup.controllers lists ${has})`;
@@ -86,13 +87,13 @@ export async function enableControllers(
   leaf: string,
 ): Promise<Map<LimitController, string>> {
   const why = new Map<LimitController, string>();
-  const available = listed(await readFile(join(top, 'cgroup.controllers'), 'utf8').catch(() => ''));
+  const available = await listed(join(top, 'cgroup.controllers'));
   const wanted = controllers.filter((c) => {
     if (!available.has(c)) why.set(c, missingController(top, available));
     return available.has(c);
   });
   for (const level of chainDown(top, parent)) {
-    const on = listed(await readFile(join(level, 'cgroup.subtree_control'), 'utf8').catch(() => ''));
+    const on = await listed(join(level, 'cgroup.subtree_control'));
     for (const c of wanted.filter((w) => !on.has(w) && !why.has(w))) {
       const problem = await enable(level, c, level === top ? leaf : null);
       if (problem !== null) why.set(c, problem);
@@ -159,7 +160,7 @@ export async function undelegated(controllers: readonly LimitController[]): Prom
   const cg = await ownCgroup();
   if ('why' in cg) return new Map(controllers.map((c) => [c, cg.why]));
   const { own } = cg;
-  const available = listed(await readFile(join(own, 'cgroup.controllers'), 'utf8').catch(() => ''));
+  const available = await listed(join(own, 'cgroup.controllers'));
   return new Map(
     controllers.filter((c) => !available.has(c)).map((c) => [c, missingController(own, available)] as const),
   );

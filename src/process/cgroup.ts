@@ -115,7 +115,8 @@ export async function killAndRemove(dir: string, timeoutMs: number): Promise<num
   return killed;
 }
 
-async function removeTree(dir: string, deadline: number): Promise<void> {
+/** Removes the empty cgroups of `dir`'s tree, deepest first, retrying EBUSY until `deadline` (monotonic, or none). */
+export async function removeTree(dir: string, deadline = 0): Promise<void> {
   for (const child of await subgroups(dir)) await removeTree(child, deadline);
   await removeWhenEmpty(dir, Math.max(0, deadline - monotonicMs()));
 }
@@ -126,7 +127,7 @@ export async function subgroups(dir: string): Promise<string[]> {
 }
 
 /** Removes an emptied cgroup, retrying EBUSY (its last processes not reaped yet) for `timeoutMs`; whether it is gone. */
-export async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<boolean> {
+async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<boolean> {
   const deadline = monotonicMs() + timeoutMs;
   for (;;) {
     try {
@@ -138,13 +139,5 @@ export async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<b
       if (code !== 'EBUSY' || monotonicMs() >= deadline) return false;
     }
     await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Removes the empty cgroups below `base`; populated ones stay. */
-export async function removeEmptyBelow(base: string): Promise<void> {
-  for (const child of await subgroups(base)) {
-    await removeEmptyBelow(child);
-    await removeWhenEmpty(child, 0);
   }
 }

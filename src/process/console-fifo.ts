@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { close, constants, lstat, open, rm, write } from 'node:fs';
+import { close, constants, open as openFd } from 'node:fs';
+import { type FileHandle, lstat, open, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { commandProblem } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
@@ -13,10 +14,7 @@ import { describeError } from '../errors.ts';
 
 export const CONSOLE_FIFO = 'console.fifo';
 
-const pLstat = promisify(lstat);
-const pOpen = promisify(open);
-const pClose = promisify(close);
-const pWrite = promisify(write);
+const pOpen = promisify(openFd);
 
 /** `invalid`: a newline, control characters or too long; `not-reading`: no server holds the console. */
 export type ConsoleFailure = 'invalid' | 'not-reading' | 'failed';
@@ -34,8 +32,8 @@ export class ConsoleError extends Error {
 
 /** Makes `path` a FIFO (replacing a stale file of another kind) and opens it read-write for the server's stdin. */
 export async function openConsoleForServer(path: string): Promise<number> {
-  const info = await pLstat(path).catch(() => null);
-  if (info !== null && !info.isFIFO()) await promisify(rm)(path, { force: true, recursive: true });
+  const info = await lstat(path).catch(() => null);
+  if (info !== null && !info.isFIFO()) await rm(path, { force: true, recursive: true });
   if (info === null || !info.isFIFO()) {
     // Node has no mkfifo; coreutils' is on every Linux the daemon runs on.
     await promisify(execFile)('mkfifo', ['-m', '600', path], { timeout: 10_000 }).catch((err: unknown) => {
@@ -73,9 +71,9 @@ export function closeConsoleStdin(fd: number | null): void {
 export async function sendConsoleCommand(path: string, command: string): Promise<void> {
   const problem = commandProblem(command);
   if (problem !== null) throw new ConsoleError('invalid', `refused: ${problem}`);
-  let fd: number;
+  let handle: FileHandle;
   try {
-    fd = await pOpen(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENXIO' || code === 'ENOENT')
@@ -88,7 +86,7 @@ export async function sendConsoleCommand(path: string, command: string): Promise
   }
   try {
     const line = Buffer.from(`${command}\n`, 'utf8');
-    const { bytesWritten } = await pWrite(fd, line, 0, line.length, null);
+    const { bytesWritten } = await handle.write(line, 0, line.length, null);
     if (bytesWritten !== line.length) throw new Error(`only ${bytesWritten} of ${line.length} bytes were written`);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EAGAIN')
@@ -99,6 +97,6 @@ export async function sendConsoleCommand(path: string, command: string): Promise
       ? err
       : new ConsoleError('failed', `cannot write to the console: ${describeError(err)}`, { cause: err });
   } finally {
-    await pClose(fd).catch(() => {});
+    await handle.close().catch(() => {});
   }
 }

@@ -10,6 +10,7 @@
  */
 import { createConnection } from 'node:net';
 import { monotonicMs } from '../clock.ts';
+import { DUMP_TYPES } from '../config/schema.ts';
 
 const MAGIC = Buffer.from('DOTNET_IPC_V1\0', 'latin1');
 export const HEADER_SIZE = 20;
@@ -22,20 +23,17 @@ const DUMP_COMMANDS = [0x03, 0x02, 0x01] as const;
 /** The runtime's answer to a command id it does not know: try the older one. */
 export const E_UNKNOWN_COMMAND = 0x80131385;
 
-/** `TimeoutDumpType`: what the dump holds (the runtime's MINIDUMP_TYPE levels). */
-export type DumpType = 'Normal' | 'WithHeap' | 'Triage' | 'Full';
+/** `TimeoutDumpType`: what the dump holds (the runtime's MINIDUMP_TYPE levels, 1 to 4 in this order). */
+export type DumpType = (typeof DUMP_TYPES)[number];
 
-/** `uint dumpType` of CreateCoreDump. */
-export const DUMP_TYPE_CODES: Record<DumpType, number> = { Normal: 1, WithHeap: 2, Triage: 3, Full: 4 };
+/** What a dump request came to: `ok`, or why not, with the runtime's HRESULT when it sent one. */
+export type IpcDumpResult = { ok: true; command: number } | { ok: false; reason: string; hresult?: number };
 
-export interface IpcReply {
+interface IpcReply {
   commandSet: number;
   commandId: number;
   payload: Buffer;
 }
-
-/** What a dump request came to: `ok`, or why not, with the runtime's HRESULT when it sent one. */
-export type IpcDumpResult = { ok: true; command: number } | { ok: false; reason: string; hresult?: number };
 
 export function encodeMessage(commandSet: number, commandId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
   const size = HEADER_SIZE + payload.length;
@@ -45,19 +43,10 @@ export function encodeMessage(commandSet: number, commandId: number, payload: Bu
   header.writeUInt16LE(size, 14);
   header.writeUInt8(commandSet, 16);
   header.writeUInt8(commandId, 17);
-  header.writeUInt16LE(0, 18);
   return Buffer.concat([header, payload]);
 }
 
-/** The protocol's `string`: uint32 length in UTF-16 units including the terminating NUL, then the units. */
-export function encodeString(s: string): Buffer {
-  const units = Buffer.from(`${s}\0`, 'utf16le');
-  const len = Buffer.alloc(4);
-  len.writeUInt32LE(units.length / 2, 0);
-  return Buffer.concat([len, units]);
-}
-
-/** Reads a protocol `string` at `offset`; null when the buffer is too short for what its length says. */
+/** Reads a protocol `string` (uint32 length in UTF-16 units with the NUL, then the units); null when short. */
 export function decodeString(buf: Buffer, offset: number): string | null {
   if (buf.length < offset + 4) return null;
   const units = buf.readUInt32LE(offset);
@@ -67,15 +56,7 @@ export function decodeString(buf: Buffer, offset: number): string | null {
   return buf.toString('utf16le', offset + 4, end).replace(/\0$/, '');
 }
 
-/** CreateCoreDump's payload: dump path, dump type, flags (0: no logging to the target's console, no crash report). */
-export function dumpPayload(path: string, type: DumpType): Buffer {
-  const nums = Buffer.alloc(8);
-  nums.writeUInt32LE(DUMP_TYPE_CODES[type], 0);
-  nums.writeUInt32LE(0, 4);
-  return Buffer.concat([encodeString(path), nums]);
-}
-
-export function decodeReply(buf: Buffer): IpcReply | string {
+function decodeReply(buf: Buffer): IpcReply | string {
   if (buf.length < HEADER_SIZE) return `a short reply (${buf.length} bytes, a header is ${HEADER_SIZE})`;
   if (!buf.subarray(0, MAGIC.length).equals(MAGIC)) return 'a reply without the DOTNET_IPC_V1 magic';
   const size = buf.readUInt16LE(14);
@@ -151,9 +132,14 @@ export async function requestDump(
   timeoutMs: number,
 ): Promise<IpcDumpResult> {
   const deadline = monotonicMs() + timeoutMs;
-  let payload: Buffer;
+  // CreateCoreDump's payload: the path as a protocol string, the dump type and flags 0 (no logging to the target's
+  // console, no crash report).
+  const path = Buffer.from(`${dumpPath}\0`, 'utf16le');
+  const payload = Buffer.alloc(4 + path.length + 8);
+  payload.writeUInt32LE(path.length / 2, 0);
+  path.copy(payload, 4);
+  payload.writeUInt32LE(DUMP_TYPES.indexOf(type) + 1, 4 + path.length);
   try {
-    payload = dumpPayload(dumpPath, type);
     encodeMessage(DUMP_SET, DUMP_COMMANDS[0], payload);
   } catch (err) {
     return { ok: false, reason: `the request cannot be sent: ${(err as Error).message}` };

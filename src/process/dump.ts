@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -8,6 +7,7 @@ import { expired, type RetentionRule } from '../store/retention.ts';
 import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
 import { environVar, statFields } from './proc-info.ts';
 import { killGroup } from './process-group.ts';
+import { execError } from './start-child.ts';
 
 export interface DumpOptions {
   dumpsDir: string;
@@ -27,20 +27,14 @@ export interface DumpOptions {
 /** The defaults of `Retention.Dumps`. */
 export const DUMPS_RETENTION: RetentionRule = { keep: 3, keepDays: 0, maxBytes: 4_000_000_000 };
 
-/** createdump's flag per dump type (dotnet/runtime `src/coreclr/debug/createdump/main.cpp`). */
-const CREATEDUMP_FLAGS: Record<DumpType, string> = {
-  Normal: '--normal',
-  WithHeap: '--withheap',
-  Triage: '--triage',
-  Full: '--full',
-};
-
-async function findOnPath(name: string, searchPath: string): Promise<string | null> {
-  for (const dir of searchPath.split(delimiter)) {
-    if (dir && (await executable(join(dir, name)))) return join(dir, name);
-  }
+/** The first of `candidates` that can be executed, or null. */
+async function firstExecutable(candidates: string[]): Promise<string | null> {
+  for (const path of candidates) if ((await execError(path)) === null) return path;
   return null;
 }
+
+const onPath = (name: string, searchPath: string) =>
+  searchPath.split(delimiter).flatMap((dir) => (dir ? [join(dir, name)] : []));
 
 /** `dump_yyyy-MM-dd_HH-mm-ss` in UTC, as the real watchdog names them (its `ServerInstance.cs`). */
 const dumpName = () => `dump_${new Date().toISOString().slice(0, 19).replace('T', '_').replace(/:/g, '-')}`;
@@ -83,7 +77,7 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
 }
 
 /** Applies the retention rule to the dump_* entries (files, or gcore's `<name>.<pid>`), by modification time. */
-export async function pruneDumps(dumpsDir: string, rule: RetentionRule): Promise<void> {
+async function pruneDumps(dumpsDir: string, rule: RetentionRule): Promise<void> {
   const names = (await readdir(dumpsDir).catch(() => [] as string[])).filter((n) => n.startsWith('dump_'));
   const dated = await Promise.all(
     names.map(async (id) => {
@@ -93,24 +87,6 @@ export async function pruneDumps(dumpsDir: string, rule: RetentionRule): Promise
   );
   const doomed = expired(dated, rule, Date.now());
   await Promise.all(doomed.map(({ id }) => rm(join(dumpsDir, id), { force: true, recursive: true })));
-}
-
-export type DumpMethod = 'diagnostics-ipc' | 'createdump' | 'gcore';
-
-/**
- * A stopped process (state T: SIGSTOP, or a job-control stop) cannot answer its diagnostics socket. It is about to
- * be killed, so resume it and let its runtime write the dump: what hung (a deadlock, a busy loop) is still stuck
- * where it was, and the runtime's own dump needs no ptrace privilege from the daemon (the runtime lets its createdump
- * attach), where a createdump or gcore of ours is refused under Yama ptrace_scope=1 without CAP_SYS_PTRACE.
- */
-async function resumeIfStopped(pid: number, log: Logger): Promise<void> {
-  if ((await processState(pid)) !== 'T') return;
-  try {
-    process.kill(pid, 'SIGCONT');
-    log.info('the hung server was stopped; resumed it (SIGCONT) so its runtime can write the dump', { pid });
-  } catch {
-    // Gone already: the request below fails and says so.
-  }
 }
 
 const exists = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
@@ -133,32 +109,52 @@ export async function dumpProcess(pid: number, opts: DumpOptions): Promise<strin
     await chmod(opts.dumpsDir, 0o700);
     const base = join(opts.dumpsDir, dumpName());
     const failed: string[] = [];
-    let written: { file: string; method: DumpMethod } | null = null;
+    let written: { file: string; method: 'diagnostics-ipc' | 'createdump' | 'gcore' } | null = null;
 
     const socket = await findDiagnosticsSocket(pid);
     if (socket) {
-      await resumeIfStopped(pid, log);
+      // A stopped process (state T) cannot answer its socket. It is about to be killed: resumed, what hung is still
+      // stuck where it was, and the runtime's own dump needs no ptrace privilege from us (a createdump or gcore of
+      // ours is refused under Yama ptrace_scope=1 without CAP_SYS_PTRACE).
+      if ((await processState(pid)) === 'T') {
+        try {
+          process.kill(pid, 'SIGCONT');
+          log.info('the hung server was stopped; resumed it (SIGCONT) so its runtime can write the dump', { pid });
+        } catch {
+          // Gone already: the request below fails and says so.
+        }
+      }
       const r = await requestDump(socket, base, opts.type, left());
       if (r.ok && (await exists(base))) written = { file: base, method: 'diagnostics-ipc' };
       else failed.push(`diagnostics IPC: ${r.ok ? `the runtime reported success but wrote no ${base}` : r.reason}`);
     }
-    const dotnet = socket !== null || (await loadedCoreclr(pid)) !== null;
+    const coreclr = await loadedCoreclr(pid);
+    const dotnet = socket !== null || coreclr !== null;
 
     if (!written && left() > 0) {
-      const createdump =
-        (await runtimeCreatedump(pid)) ??
-        ((await executable(join(dirname(opts.program), 'createdump')))
-          ? join(dirname(opts.program), 'createdump')
-          : await findOnPath('createdump', searchPath));
+      // The loaded runtime's (in our view, then through /proc/<pid>/root), beside the program, or on PATH.
+      const createdump = await firstExecutable([
+        ...(coreclr
+          ? [join(dirname(coreclr), 'createdump'), join(`/proc/${pid}/root`, dirname(coreclr), 'createdump')]
+          : []),
+        join(dirname(opts.program), 'createdump'),
+        ...onPath('createdump', searchPath),
+      ]);
       if (createdump) {
-        const code = await runBounded(createdump, [CREATEDUMP_FLAGS[opts.type], '-f', base, String(pid)], left(), log);
+        // Its flag is the type's name (dotnet/runtime `src/coreclr/debug/createdump/main.cpp`): --normal, --withheap…
+        const code = await runBounded(
+          createdump,
+          [`--${opts.type.toLowerCase()}`, '-f', base, String(pid)],
+          left(),
+          log,
+        );
         if (code === 0 && (await exists(base))) written = { file: base, method: 'createdump' };
         else failed.push(`createdump (${createdump}): ${code === null ? 'killed or did not start' : `exit ${code}`}`);
       }
     }
 
     if (!written && left() > 0) {
-      const gcore = await findOnPath('gcore', searchPath);
+      const gcore = await firstExecutable(onPath('gcore', searchPath));
       if (gcore) {
         if (dotnet)
           log.warn('the .NET dumpers failed; falling back to gcore, which writes a full core (GBs)', { pid, failed });
@@ -198,29 +194,21 @@ export async function processState(pid: number): Promise<string | null> {
   }
 }
 
-/** The pid as the process itself sees it (the last of NSpid in /proc/<pid>/status): it names its socket with it. */
-async function pidInItsNamespace(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const ns = /^NSpid:\s*(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/).at(-1);
-  return ns && /^\d+$/.test(ns) ? Number(ns) : pid;
-}
-
-async function isSocket(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => null))?.isSocket() ?? false;
-}
-
 /**
  * The runtime's diagnostics socket, `dotnet-diagnostic-<pid>-<start jiffies>-socket` in the process's `$TMPDIR`,
  * through /proc/<pid>/root first (a private /tmp); else the newest socket of that pid, as the client library does.
  */
 export async function findDiagnosticsSocket(pid: number): Promise<string | null> {
   const tmp = (await environVar(pid, 'TMPDIR')) || '/tmp';
-  const nspid = await pidInItsNamespace(pid);
+  // The pid as the process itself sees it (the last of NSpid in /proc/<pid>/status): it names its socket with it.
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const ns = /^NSpid:\s*(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/).at(-1);
+  const nspid = ns && /^\d+$/.test(ns) ? Number(ns) : pid;
   const startTime = (await readFile(`/proc/${pid}/stat`, 'utf8').then(statFields, () => []))[19];
   const prefix = `dotnet-diagnostic-${nspid}-`;
   for (const dir of [join(`/proc/${pid}/root`, tmp), tmp]) {
     const exact = join(dir, `${prefix}${startTime}-socket`);
-    if (startTime && (await isSocket(exact))) return exact;
+    if (startTime && (await stat(exact).catch(() => null))?.isSocket()) return exact;
     const names = (await readdir(dir).catch(() => [] as string[])).filter(
       (n) => n.startsWith(prefix) && n.endsWith('-socket'),
     );
@@ -234,33 +222,11 @@ export async function findDiagnosticsSocket(pid: number): Promise<string | null>
 }
 
 /** The `libcoreclr.so` the process has mapped (as its own mount namespace names it), or null: not .NET, or single-file. */
-export async function loadedCoreclr(pid: number): Promise<string | null> {
+async function loadedCoreclr(pid: number): Promise<string | null> {
   const maps = await readFile(`/proc/${pid}/maps`, 'utf8').catch(() => '');
   for (const line of maps.split('\n')) {
     const path = line.slice(line.indexOf('/'));
     if (line.includes('/') && path.endsWith('/libcoreclr.so')) return path;
-  }
-  return null;
-}
-
-export async function executable(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.X_OK);
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** The `createdump` beside the `libcoreclr.so` the process runs on (in our view, then through /proc/<pid>/root). */
-export async function runtimeCreatedump(pid: number): Promise<string | null> {
-  const coreclr = await loadedCoreclr(pid);
-  if (!coreclr) return null;
-  for (const candidate of [
-    join(dirname(coreclr), 'createdump'),
-    join(`/proc/${pid}/root`, dirname(coreclr), 'createdump'),
-  ]) {
-    if (await executable(candidate)) return candidate;
   }
   return null;
 }

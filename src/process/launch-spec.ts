@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { ResolvedInstance } from '../config/resolved.ts';
-import { MARKER_ENV } from './launch-marker.ts';
+import { MARKER_ENV } from './tracking.ts';
 
 export interface LaunchSpec {
   /** `RunCommand` joined to the instance folder. */

@@ -54,11 +54,8 @@ export async function findLeftover(record: LaunchData | null, log: Logger): Prom
  */
 export function recordedBaseUrl(record: LaunchData): string | null {
   const prefix = 'watchdog.baseUrl=';
-  let found: string | null = null;
-  record.args.forEach((arg, i) => {
-    if (i > 0 && record.args[i - 1] === '--cvar' && arg.startsWith(prefix)) found = arg.slice(prefix.length);
-  });
-  return found;
+  const found = record.args.findLast((arg, i) => record.args[i - 1] === '--cvar' && arg.startsWith(prefix));
+  return found?.slice(prefix.length) ?? null;
 }
 
 /**

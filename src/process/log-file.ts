@@ -142,13 +142,10 @@ function writeAll(fd: number, buf: Buffer, n: number): void {
 }
 
 /**
- * Copies `src` to `dst` keeping at most `maxBytes`: a file that grew past its bound while no watchdog followed it
- * must not carry the excess into a rotated file, whose size is promised to operators. The oldest lines go, from a
- * line start, and a note in their place says how much. Returns the bytes cut (0: a plain copy).
- *
- * Synchronous on purpose, as the rotations that call it (the writer's line order and the follower's offset rely on
- * it). It never waits on another process: both files are proven regular when opened (`openRegularSync`), the copy
- * reads the descriptor that was checked, never the path again, and it copies at most `maxBytes` (10 MB by default).
+ * Copies `src` to `dst` keeping at most `maxBytes` (a rotated file's size is promised to operators, even for a file
+ * that grew while no watchdog followed it): the oldest lines go, and a note in their place says how much. Returns
+ * the bytes cut. Synchronous, as the rotations that call it (line order and the follower's offset rely on it), yet it
+ * never waits: both files are proven regular when opened, and only the checked descriptors are read and written.
  */
 export function copyCapped(src: string, dst: string, maxBytes: number): number {
   const { fd: from, stats } = openRegularSync(src);

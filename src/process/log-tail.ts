@@ -4,22 +4,10 @@ import { LineSplitter, logPath } from './log-file.ts';
 
 const CHUNK = 1024 * 1024;
 /**
- * The most read per poll. The reads are synchronous but never wait (the descriptor of a file proven regular is read,
- * never the path); this bounds their time: a server that writes faster, or stretches its log to gigabytes with a
- * seek, is read over several polls, never in one that stalls the event loop.
+ * The most read per poll: the reads are synchronous (of a descriptor proven regular, so they never wait), and a log
+ * stretched to gigabytes is read over several polls, never in one that stalls the event loop.
  */
 const POLL_BYTES = 4 * CHUNK;
-
-export interface LogTail {
-  /** The last complete lines, oldest first, reaching into server.log.1, .2 … when server.log is short. */
-  lines: string[];
-  /** An unterminated last line of server.log (a server mid-write), or null. */
-  partial: string | null;
-  /** Byte offset in server.log just after the last complete line: where `followLines` picks up. */
-  offset: number;
-  found: boolean;
-}
-
 /** The most read for the last lines, all files together: a thousand 64 kB lines, and no more for a huge log. */
 const TAIL_BYTES = 8 * 1024 * 1024;
 
@@ -52,10 +40,14 @@ function splitLines(text: string): string[] {
 }
 
 /**
- * The last `n` lines of `<logDir>/server.log`, with the byte offset they end at, so `-f` continues exactly there:
- * no line printed twice or skipped between the tail and the follow.
+ * The last `n` complete lines of `<logDir>/server.log` (reaching into server.log.1, .2 … when it is short), oldest
+ * first; an unterminated last line (`partial`); and the offset after the last complete line, where `followLines`
+ * continues: no line printed twice or skipped between the tail and the follow.
  */
-export async function readLastLines(logDir: string, n: number): Promise<LogTail> {
+export async function readLastLines(
+  logDir: string,
+  n: number,
+): Promise<{ lines: string[]; partial: string | null; offset: number; found: boolean }> {
   // The server can put anything at these paths: a named pipe is read as no file at all, never waited on.
   const current = await tailOf(logPath(logDir), TAIL_BYTES);
   if (current === null) return { lines: [], partial: null, offset: 0, found: false };
@@ -96,20 +88,19 @@ export async function followLines(
   return reached;
 }
 
-export interface FollowedFile {
-  /** server.log is no longer this file (removed, or replaced by another) while it is still being read. */
+/**
+ * `orphaned`: server.log is no longer this file (removed, or replaced) while it is still being read. `truncate()`
+ * empties the followed file in place, even when removed (through /proc/self/fd); `emptied()` says it was just emptied
+ * by path, so it is read from its start (a fast writer would refill it past the old offset).
+ */
+interface FollowedFile {
   orphaned: boolean;
-  /** Empties the followed file in place, even when it was removed (Linux: through /proc/self/fd). */
   truncate(): void;
-  /** The file was just emptied by path: read from its start (a fast writer would refill it past the old offset). */
   emptied(): void;
 }
 
-export interface LogFollower {
-  poll(): void;
-  /** Stops polling; reads what is new first and passes on an unterminated last line. */
-  stop(): void;
-}
+/** `stop()` reads what is new first and passes on an unterminated last line. */
+export type LogFollower = { poll(): void; stop(): void };
 
 /**
  * Follows `<logDir>/server.log` like `tail -F`, through rotation by rename and truncation. Starts at the end of the

@@ -5,34 +5,26 @@ import { APPEND, openRegularSync } from '../regular-file.ts';
 import { DEFAULT_ROTATION, type LogRotation, logPath, rotateIfFull, rotateLogs } from './log-file.ts';
 import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-outage.ts';
 
-export interface LogWriterOptions {
-  /** While the file cannot be written, how often to try again (ms); lines in between are dropped and counted. */
+/**
+ * `retryMs`: while the file cannot be written, how often to try again (lines in between are dropped and counted).
+ * `outage`: the file's, when it outlives this writer (one per launch), so an outage over several launches is told
+ * once. `checkMs`: how often to check that the file is still the one held open (by default `retryMs`); 0 checks before
+ * every line, so a removed file costs no line (audit.log). `noteGaps`: a line after an outage says what was lost.
+ */
+interface LogWriterOptions {
   retryMs?: number;
   health?: WriteHealth;
-  /** The file's outage when it outlives this writer (one per launch): an outage over several launches is told once. */
   outage?: WriteOutage;
-  /**
-   * How often to check that the file is still the one held open (ms; by default the retry interval). 0 checks
-   * before every line, so a removed file costs no line: for a file written rarely (audit.log).
-   */
   checkMs?: number;
-  /** Whether the first line after an outage is preceded by one saying what was lost. */
   noteGaps?: boolean;
 }
 
-/** `Timing.LogRetrySeconds`' default. */
-export const DEFAULT_LOG_RETRY_MS = 5000;
-
 /**
- * Appends whole lines to `file` (a server's `server.log`, the daemon's `audit.log`), rotating when it would exceed
- * `maxBytes`. Never throws: a line that cannot be written (full disk, removed folder, lost permissions, …) is
- * dropped and counted, and the writer tries again once per `retryMs`, recreating the folder, until writing works;
- * then it notes the gap in the file.
- *
- * Synchronous, so that lines stay whole and in order, yet nothing here waits on another process, whatever the server
- * puts in its folder: the file is opened without waiting and proven regular (`openRegularSync`), and written through
- * that descriptor; the look for a removed file is a `stat` (it opens nothing); a rotation renames and removes by
- * path (no opens) and a copy, when there is one, is `copyCapped`'s (bounded, regular files only).
+ * Appends whole lines to `file` (a `server.log`, the daemon's `audit.log`), rotating when it would exceed `maxBytes`.
+ * Never throws: a line that cannot be written is dropped and counted, and the writer tries again once per `retryMs`
+ * (recreating the folder), then notes the gap. Synchronous, so lines stay whole and in order, yet it never waits on
+ * another process: the file is proven regular when opened (`openRegularSync`) and written through that descriptor;
+ * a removed file is found by `stat`; a rotation renames by path, and its copy, if any, is `copyCapped`'s.
  */
 export function createRotatingLogWriter(
   file: string,
@@ -41,7 +33,7 @@ export function createRotatingLogWriter(
   opts: LogWriterOptions = {},
 ) {
   const rotationNow = typeof rotationOf === 'function' ? rotationOf : () => rotationOf;
-  const outage = opts.outage ?? createWriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
+  const outage = opts.outage ?? createWriteOutage(opts.retryMs, opts.health);
   const checkMs = opts.checkMs ?? outage.retryMs;
   const noteGaps = opts.noteGaps ?? true;
   let fd: number | null = null;
@@ -50,7 +42,7 @@ export function createRotatingLogWriter(
   let closed = false;
   /** A write failed part-way through a line: the next one starts on a line of its own. */
   let midLine = false;
-  /** When to check that the file is still the one held open (someone may remove `logs/`), and the lines since. */
+  /** When to check that the file is still the one held open (`logs/` may be removed), and the lines since. */
   let checkAt = 0;
   let sinceCheck = 0;
 

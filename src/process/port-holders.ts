@@ -34,15 +34,11 @@ export function socketInodes(table: string, port: number, proto: 'tcp' | 'udp'):
 
 /** The four tables read at once: this runs before every launch, and each read waits its turn in a busy loop. */
 async function wantedInodes(port: number): Promise<Map<string, 'tcp' | 'udp'>> {
-  const files = [
-    ['tcp', 'tcp'],
-    ['tcp6', 'tcp'],
-    ['udp', 'udp'],
-    ['udp6', 'udp'],
-  ] as const;
-  const tables = await Promise.all(files.map(([file]) => readFile(`/proc/net/${file}`, 'utf8').catch(() => '')));
+  const files = ['tcp', 'tcp6', 'udp', 'udp6'] as const;
+  const tables = await Promise.all(files.map((file) => readFile(`/proc/net/${file}`, 'utf8').catch(() => '')));
   const wanted = new Map<string, 'tcp' | 'udp'>();
-  files.forEach(([, proto], i) => {
+  files.forEach((file, i) => {
+    const proto = file.startsWith('tcp') ? 'tcp' : 'udp';
     for (const inode of socketInodes(tables[i] ?? '', port, proto)) wanted.set(inode, proto);
   });
   return wanted;

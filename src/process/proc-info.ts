@@ -21,16 +21,7 @@ export async function environVar(pid: number, name: string): Promise<string | un
 }
 
 /** Per-boot identity, so a start time from before a reboot never matches a process after it. */
-let bootId: string | null | undefined;
-async function readBootId(): Promise<string | null> {
-  if (bootId === undefined) {
-    bootId = await readFile('/proc/sys/kernel/random/boot_id', 'utf8').then(
-      (s) => s.trim(),
-      () => null,
-    );
-  }
-  return bootId;
-}
+let bootId: Promise<string | null> | undefined;
 
 /** The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses): field 3 at 0. */
 export function statFields(text: string): string[] {
@@ -50,7 +41,11 @@ export async function readProcessStartTime(pid: number): Promise<string | null> 
     // Field 3 (state) is fields[0], so field 22 (starttime) is fields[19].
     const ticks = fields[19];
     if (!ticks || !/^\d+$/.test(ticks)) return null;
-    const boot = await readBootId();
+    bootId ??= readFile('/proc/sys/kernel/random/boot_id', 'utf8').then(
+      (s) => s.trim(),
+      () => null,
+    );
+    const boot = await bootId;
     return boot ? `${ticks}@${boot}` : ticks;
   } catch {
     return null;
@@ -86,11 +81,8 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-function endsWith(cmdline: string[], args: string[]): boolean {
-  if (cmdline.length < args.length) return false;
-  const tail = cmdline.slice(cmdline.length - args.length);
-  return tail.every((arg, i) => arg === args[i]);
-}
+const endsWith = (cmdline: string[], args: string[]): boolean =>
+  cmdline.length >= args.length && args.every((arg, i) => cmdline[cmdline.length - args.length + i] === arg);
 
 /**
  * Whether `pid` is still the server launched earlier: same kernel start time, and a command line ending with the

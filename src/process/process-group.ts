@@ -43,12 +43,3 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals = 'SIG
     }
   }
 }
-
-/**
- * When the leader exits, what is left of its group is killed at once (it would hold the game's ports against the next
- * launch), while the group id cannot have been reused. Not after `detach()`. A child that left the group is found by
- * process tracking.
- */
-export function reapStragglers(pid: number | undefined, detached: boolean): void {
-  if (!detached) killGroup(pid, 'SIGKILL');
-}

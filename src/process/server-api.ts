@@ -9,21 +9,13 @@ import { readCapped } from '../kit/capped-body.ts';
  */
 const HOSTS = ['127.0.0.1', '::1'] as const;
 
-interface Answer {
-  status: number;
-  /** null when it was not read whole (cut short, too slow, too large). */
-  body: string | null;
-}
+/** `body` is null when it was not read whole (cut short, too slow, too large). */
+type Answer = { status: number; body: string | null };
 
 /** `Answers.ServerMaxKilobytes` and the wait, body included. */
 export type ServerCap = Pick<AnswerCap, 'maxBytes' | 'timeoutMs'>;
 
-interface Ask {
-  method: 'GET' | 'POST';
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
+type Ask = { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string };
 
 function call(
   host: string,

@@ -1,16 +1,57 @@
 /** Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives. */
-import { type ChildProcess, type SpawnOptions as ChildSpawnOptions, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { LaunchBlockedError, ProcessError } from '../errors.ts';
 import { inCgroup } from './cgroup.ts';
 import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import type { LaunchSpec } from './launch-spec.ts';
+import type { LogRotation } from './log-file.ts';
 import { marker } from './log-writer.ts';
 import { readProcessStartTime } from './proc-info.ts';
 import { killGroup } from './process-group.ts';
-import type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
-import { errorCode } from './write-outage.ts';
+import { errorCode, type WriteHealth, type WriteOutage } from './write-outage.ts';
+
+export interface ExitStatus {
+  code: number | null;
+  signal: string | null;
+  /** The launch's memory limit (MB) when the kernel killed it there (its cgroup's `memory.events` `oom_kill`). */
+  memoryLimitMB?: number;
+}
+
+/**
+ * A launched game server, owned by one `runProcess` actor. `startTime` (null if it exited at once) verifies a
+ * reattach; `exited` resolves once its output is read too, never rejects; `kill` signals the whole group (default
+ * SIGKILL), never throws; `detach` lets the daemon exit while the server runs on (PersistServers).
+ */
+export interface ServerProcess {
+  pid: number;
+  startTime: string | null;
+  exited: Promise<ExitStatus>;
+  kill(signal?: NodeJS.Signals): void;
+  detach(): void;
+}
+
+export interface SpawnOptions {
+  logDir: string;
+  /** Every output line; with `persist` both streams share one file and arrive as 'stdout'. */
+  onLine?: (stream: 'stdout' | 'stderr', line: string) => void;
+  /** PersistServers: the server writes straight to the log file (O_APPEND), never to a pipe. */
+  persist: boolean;
+  rotation?: LogRotation;
+  /** How often the log file is polled in persist mode. */
+  followMs?: number;
+  retryMs?: number;
+  health?: WriteHealth;
+  /**
+   * server.log's outage, kept by the caller across launches: a launch blocked for want of descriptors cannot open
+   * the log either, and one outage over many such attempts is reported once. Absent: each launch has its own.
+   */
+  outage?: WriteOutage;
+  cgroup?: string | null;
+  /** The console FIFO's path: the server's standard input (absent: /dev/null). */
+  console?: string | null;
+}
 
 /**
  * Errors of a launch that are about the daemon's resources, not the server: each is retried, never counted as a
@@ -23,7 +64,7 @@ const RESOURCE_REASONS: Record<string, string> = {
   ENOMEM: 'the watchdog is out of memory to start a process (ENOMEM)',
 };
 
-/** The LaunchBlockedError for `err` when it (or its cause) is one of the resource errors (or one already); else null. */
+/** The LaunchBlockedError for `err` when it (or its cause) is one of these (or one already); else null. */
 export function resourceBlock(err: unknown): LaunchBlockedError | null {
   if (err instanceof LaunchBlockedError) return err;
   const code = [err, (err as { cause?: unknown } | null)?.cause].map(errorCode).find((c) => c !== 'error');
@@ -60,6 +101,8 @@ export function exitMarker(pid: number, status: ExitStatus): string {
 /**
  * Starts the server for either log mode: its stdout and stderr go to `out`, its stdin is the console (when on), and
  * `note` gets the daemon's lines for server.log (a console that could not be made, the launch error it rejects with).
+ * Inside `opts.cgroup` it runs through a shell that joins the cgroup and then execs the server (so the pid and command
+ * line are the server's); a failure is still what a direct spawn would report.
  */
 export async function launchChild(
   spec: LaunchSpec,
@@ -68,42 +111,34 @@ export async function launchChild(
   note: (line: string) => void,
 ): Promise<ChildProcess & { pid: number }> {
   const stdin = await consoleStdin(opts.console, (m) => note(marker(m)));
-  const { child, failure } = await startChild(spec, opts.cgroup, {
-    cwd: spec.cwd,
-    env: spec.env,
-    detached: true,
-    stdio: [stdin ?? 'ignore', out, out],
-  }).finally(() => closeConsoleStdin(stdin));
-  if (failure || child?.pid === undefined) {
-    const err = launchError(spec, failure);
-    note(marker(err.message));
-    throw err;
-  }
-  return child as ChildProcess & { pid: number };
-}
-
-/**
- * Spawns the server, inside `cgroup` when given (through a shell that joins it and then execs the server, so the pid
- * and command line are the server's), and waits for the outcome: a failure is what a direct spawn would report.
- */
-async function startChild(
-  spec: LaunchSpec,
-  cgroup: string | null | undefined,
-  options: ChildSpawnOptions,
-): Promise<{ child: ChildProcess | null; failure: Error | null }> {
-  if (cgroup) {
-    const failure = await execError(spec.program);
-    if (failure) return { child: null, failure };
-  }
-  const { file, args } = cgroup ? inCgroup(cgroup, spec.program, spec.args) : { file: spec.program, args: spec.args };
-  let child: ChildProcess;
+  let failure: unknown = null;
   try {
-    child = spawn(file, args, options);
+    failure = opts.cgroup ? await execError(spec.program) : null;
+    if (failure === null) {
+      const { file, args } = opts.cgroup
+        ? inCgroup(opts.cgroup, spec.program, spec.args)
+        : { file: spec.program, args: spec.args };
+      // Node throws what it does not report as an 'error' event (ENOMEM among them): caught below.
+      const child = spawn(file, args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true,
+        stdio: [stdin ?? 'ignore', out, out],
+      });
+      failure = await new Promise<Error | null>((resolve) => {
+        child.once('spawn', () => resolve(null));
+        child.once('error', resolve);
+      });
+      if (failure === null && child.pid !== undefined) return child as ChildProcess & { pid: number };
+    }
   } catch (err) {
-    // Node throws what it does not report as an 'error' event (ENOMEM among them).
-    return { child: null, failure: err instanceof Error ? err : new Error(String(err)) };
+    failure = err;
+  } finally {
+    closeConsoleStdin(stdin);
   }
-  return { child, failure: await started(child) };
+  const err = launchError(spec, failure);
+  note(marker(err.message));
+  throw err;
 }
 
 /**
@@ -119,13 +154,6 @@ export async function execError(program: string): Promise<NodeJS.ErrnoException 
   } catch (err) {
     return err as NodeJS.ErrnoException;
   }
-}
-
-function started(child: ChildProcess): Promise<Error | null> {
-  return new Promise((resolve) => {
-    child.once('spawn', () => resolve(null));
-    child.once('error', (err) => resolve(err));
-  });
 }
 
 export async function handleOf(pid: number, exited: Promise<ExitStatus>, detach: () => void): Promise<ServerProcess> {

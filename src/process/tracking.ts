@@ -1,18 +1,44 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import {
-  cgroupOf,
-  killAndRemove,
-  killCgroupNow,
-  ownCgroup,
-  probeCgroups,
-  removeEmptyBelow,
-  removeWhenEmpty,
-  subgroups,
-} from './cgroup.ts';
+import { cgroupOf, killAndRemove, killCgroupNow, ownCgroup, probeCgroups, removeTree, subgroups } from './cgroup.ts';
 import { enableControllers, type HardLimits, neededControllers, readOomKills, writeLimits } from './cgroup-limits.ts';
-import { instanceMarker, killMarked, markerOf, newLaunchMarker } from './launch-marker.ts';
+import { environVar, isAlive, procPids } from './proc-info.ts';
+import { killPid, killUntilGone } from './process-group.ts';
+
+/**
+ * The environment variable every launch carries: `<daemon folder id>/<instance key>/<launch id>`. Every process the
+ * server starts inherits it (whatever session or group it moves to), so where there is no cgroup a launch's
+ * leftovers are found by it. Not a secret: it only says whose process it is.
+ */
+export const MARKER_ENV = 'WATCHDOG_LAUNCH';
+
+/** What marks the processes of one instance (`<daemon id>/<key>/`); a launch's marker starts with it. */
+const instanceMarker = (daemonId: string, key: string): string => `${daemonId}/${key}/`;
+
+/** How many /proc/<pid>/environ reads a scan keeps in flight. */
+const SCAN_PARALLEL = 8;
+
+/**
+ * SIGKILLs every live process whose marker starts with `prefix` (a launch's or an instance's) until none is left; the
+ * pids killed. This daemon is spared (it may have been started from a shell that carries one). Empty without /proc.
+ */
+const killMarked = (prefix: string, timeoutMs: number): Promise<number[]> =>
+  killUntilGone(async () => {
+    const pids = procPids().filter((pid) => pid !== process.pid);
+    const found: number[] = [];
+    // Several reads in flight at once: this runs on the way to a relaunch, and one read after another waits a turn
+    // of a busy event loop and thread pool each.
+    let next = 0;
+    const worker = async () => {
+      while (next < pids.length) {
+        const pid = pids[next++] as number;
+        if ((await environVar(pid, MARKER_ENV))?.startsWith(prefix) && isAlive(pid)) found.push(pid);
+      }
+    };
+    await Promise.all(Array.from({ length: SCAN_PARALLEL }, worker));
+    return found.sort((a, b) => a - b).filter(killPid);
+  }, timeoutMs);
 
 export interface LaunchTrack {
   marker: string;
@@ -43,31 +69,27 @@ export interface ProcessTracking {
   close(): Promise<void>;
 }
 
-export interface TrackingOptions {
-  /** Names its cgroups and markers, so daemons in other folders differ. */
-  workDir: string;
-  /** `Process.Tracking: Environment`. */
-  forceMarker: boolean;
-  /** Timing.StragglerKillSeconds, read at each use. */
-  killMs: () => number;
-}
-
 function daemonId(workDir: string): string {
   return createHash('sha256').update(workDir).digest('hex').slice(0, 12);
 }
 
 /**
  * Decides how launches are tracked: cgroup v2 when this daemon may create and join cgroups below its own (root with a
- * writable tree, or systemd's `Delegate=yes`), else the environment marker.
+ * writable tree, or systemd's `Delegate=yes`), else the environment marker. `workDir` names its cgroups and markers,
+ * so daemons in other folders differ; `forceMarker` is `Process.Tracking: Environment`; `killMs` is read at each use.
  */
-export async function detectTracking(opts: TrackingOptions): Promise<ProcessTracking> {
+export async function detectTracking(opts: {
+  workDir: string;
+  forceMarker: boolean;
+  killMs: () => number;
+}): Promise<ProcessTracking> {
   const id = daemonId(opts.workDir);
   const cg = opts.forceMarker ? { why: 'Process.Tracking is Environment' } : await ownCgroup();
   if ('why' in cg) return markerTracking(id, opts.killMs, cg.why);
   const base = join(cg.own, `watchdog-${id}`);
   const probe = await probeCgroups(base);
   if (probe !== null) return markerTracking(id, opts.killMs, probe);
-  await removeEmptyBelow(base);
+  for (const child of await subgroups(base)) await removeTree(child);
   return cgroupTracking(id, cg.mount, base, opts.killMs);
 }
 
@@ -85,7 +107,7 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
     mode: 'marker',
     description: `environment marker (${why})`,
     begin: async (key, limits = {}) => ({
-      marker: newLaunchMarker(id, key),
+      marker: `${instanceMarker(id, key)}${randomBytes(6).toString('hex')}`,
       cgroup: null,
       limitProblems: neededControllers(limits).length === 0 ? [] : [`Limits cannot apply without cgroup v2: ${why}`],
     }),
@@ -99,7 +121,7 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
       if (track.cgroup) killCgroupNow(track.cgroup);
     },
     sweep: (key) => killMarked(instanceMarker(id, key), killMs()),
-    owns: async (pid, key) => (await markerOf(pid))?.startsWith(instanceMarker(id, key)) ?? false,
+    owns: async (pid, key) => (await environVar(pid, MARKER_ENV))?.startsWith(instanceMarker(id, key)) ?? false,
     close: async () => undefined,
   };
 }
@@ -110,10 +132,7 @@ const DAEMON_LEAF = '_daemon';
 function cgroupTracking(id: string, mount: string, base: string, killMs: () => number): ProcessTracking {
   const marker = markerTracking(id, killMs, '');
   const keyDir = (key: string) => join(base, key);
-  /**
-   * The instances a sweep has also scanned /proc for by marker (tens to hundreds of ms): needed once per daemon (an
-   * earlier one may have tracked by marker alone), and again after a launch whose cgroup could not be made.
-   */
+  /** Swept by marker too (tens to hundreds of ms): once per daemon, and after a launch that got no cgroup. */
   const scanned = new Set<string>();
   return {
     mode: 'cgroup',
@@ -156,9 +175,6 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
       const group = await cgroupOf(pid, mount);
       return (group?.startsWith(`${keyDir(key)}/`) ?? false) || marker.owns(pid, key);
     },
-    async close() {
-      await removeEmptyBelow(base);
-      await removeWhenEmpty(base, 0);
-    },
+    close: () => removeTree(base),
   };
 }

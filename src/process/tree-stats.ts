@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { procPids, statFields } from './proc-info.ts';
 
 /** USER_HZ, fixed at 100 on every architecture Linux supports (Node has no sysconf). */
-export const CLOCK_TICKS_PER_SECOND = 100;
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** What the tree reader needs of /proc, so the arithmetic can be tested with a made-up one. */
 export interface ProcSource {
@@ -13,7 +13,7 @@ export interface ProcSource {
 }
 
 /** The real /proc, read synchronously: its files never wait for a disk, and a sync read costs a twentieth. */
-export const procfs: ProcSource = {
+const procfs: ProcSource = {
   pids: procPids,
   read(pid, file) {
     try {
@@ -24,33 +24,25 @@ export const procfs: ProcSource = {
   },
 };
 
+/**
+ * `rssBytes`: the VmRSS of every process of the tree, summed. `cpuSeconds`: each live process's user and system time
+ * plus that of the children it has reaped (cutime, cstime), so a helper that ran and exited still counts.
+ */
 export interface TreeStats {
-  /** Resident memory of every process of the tree, summed (VmRSS of /proc/<pid>/status). */
   rssBytes: number;
-  /**
-   * CPU time of the tree in seconds: each live process's user and system time plus that of the children it has
-   * reaped (cutime, cstime), so a helper that ran and exited still counts once its parent has waited for it.
-   */
   cpuSeconds: number;
   processes: number;
 }
 
-interface ProcEntry {
-  pid: number;
-  ppid: number;
-  pgid: number;
-  state: string;
-  cpuTicks: number;
-}
-
 /** proc(5) fields 3 state, 4 ppid, 5 pgrp, 14-17 utime stime cutime cstime (index = field - 3). */
-function parseStat(pid: number, text: string): ProcEntry | null {
+function parseStat(pid: number, text: string) {
   const f = statFields(text);
   const nums = [f[1], f[2], f[11], f[12], f[13], f[14]].map(Number);
   if (!f[0] || nums.some((n) => !Number.isFinite(n))) return null;
   const [ppid, pgid, utime, stime, cutime, cstime] = nums as [number, number, number, number, number, number];
   return { pid, ppid, pgid, state: f[0], cpuTicks: utime + stime + cutime + cstime };
 }
+type ProcEntry = NonNullable<ReturnType<typeof parseStat>>;
 
 /**
  * The memory and CPU time of a server and everything it started: the processes of its process group (the server

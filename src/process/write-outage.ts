@@ -16,9 +16,9 @@ export interface WriteHealth {
 /**
  * One file's write outage: when it began, how many lines it cost, and when the writer may try again. Between
  * attempts lines are dropped without touching the file system, so a full disk costs no more than a counter
- * increment per line, and the disk is probed at most once per `retryMs`.
+ * increment per line, and the disk is probed at most once per `retryMs` (by default `Timing.LogRetrySeconds`' 5 s).
  */
-export function createWriteOutage(retryMs: number, health: WriteHealth = {}, now: () => number = monotonicMs) {
+export function createWriteOutage(retryMs = 5000, health: WriteHealth = {}, now: () => number = monotonicMs) {
   let failing = false;
   let dropped = 0;
   let retryAt = 0;

@@ -28,11 +28,6 @@ export class WatchdogDbError extends Error {
 const SQLITE_MAGIC = 'SQLite format 3\0';
 const COLUMNS = ['Key', 'Revision', 'PersistedToken', 'PersistedPid', 'PersistedSystemdUnit'] as const;
 
-async function nonEmptyFile(path: string): Promise<boolean> {
-  const s = await stat(path).catch(() => null);
-  return s?.isFile() === true && s.size > 0;
-}
-
 /** Cheap, so start-up loads SQLite only when there is something to import. */
 export const watchdogDbExists = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
@@ -47,7 +42,10 @@ export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
     });
   });
   const unfinished: string[] = [];
-  for (const suffix of ['-journal', '-wal']) if (await nonEmptyFile(file + suffix)) unfinished.push(file + suffix);
+  for (const suffix of ['-journal', '-wal']) {
+    const s = await stat(file + suffix).catch(() => null);
+    if (s?.isFile() && s.size > 0) unfinished.push(file + suffix);
+  }
   // An empty file is what SQLite creates before the first write: a database with no tables.
   if (bytes.length > 0 && bytes.subarray(0, SQLITE_MAGIC.length).toString('latin1') !== SQLITE_MAGIC) {
     throw new WatchdogDbError(

@@ -9,9 +9,12 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
-import type { AfterCommandResult } from '../../src/backups/after-command.ts';
-import type { BackupOutcome } from '../../src/backups/instance-backups.ts';
-import { createInstanceBackups, type InstanceBackups } from '../../src/backups/instance-backups.ts';
+import {
+  type AfterCommandResult,
+  type BackupOutcome,
+  createInstanceBackups,
+  type InstanceBackups,
+} from '../../src/backups/instance-backups.ts';
 import { BackupsSchema, RetentionSchema } from '../../src/config/sections/backups.ts';
 import { waitFor } from '../_support/env.ts';
 

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { inCgroup } from '../../src/process/cgroup.ts';
-import { MARKER_ENV } from '../../src/process/launch-marker.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
-import { detectTracking, type LaunchTrack, type ProcessTracking } from '../../src/process/tracking.ts';
+import { detectTracking, type LaunchTrack, MARKER_ENV, type ProcessTracking } from '../../src/process/tracking.ts';
 import { waitFor } from '../_support/env.ts';
 import { killGroup } from '../_support/procs.ts';
 

@@ -1,43 +1,22 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { type Principal, principalName } from '../auth/can.ts';
-import type { SessionStore } from '../auth/sessions.ts';
-import { EMPTY_USERS, hasAccounts, type UsersDb } from '../auth/users-file.ts';
-import type { Bus } from '../bus.ts';
+import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
 import { isLoopback } from '../config/listen.ts';
-import {
-  type AdminCredentials,
-  decideAccountAccess,
-  isAdminLogin,
-  MALFORMED,
-  type TrustedHeaders,
-} from './account-access.ts';
+import { decideAccountAccess, isAdminLogin, MALFORMED } from './account-access.ts';
 import { parseBasicAuth } from './basic-auth.ts';
+import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
 
-export interface AdminAccessOptions {
-  /** Read on every request, so a config reload applies at once; undefined → loopback clients only. */
-  admin?: () => AdminCredentials | undefined;
-  /** Where a refusal is reported (`daemon:request-refused`); none in unit tests that do not look. */
-  bus?: Bus;
-  /** The users file in force; once it holds accounts, the account rule applies (account-access.ts). */
-  users?: () => UsersDb;
-  /** The dashboard's login sessions (the cookie); absent → no cookie is accepted. */
-  sessions?: SessionStore;
-  /** Single sign-on's headers (`Users.TrustedHeaders`), read per request; undefined → off. */
-  trustedHeaders?: () => TrustedHeaders | undefined;
-}
-
-/** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
-export type AdminUser = string | undefined;
+type Options = Pick<HttpDeps, 'admin' | 'bus' | 'users' | 'sessions' | 'trustedHeaders'>;
 
 /**
- * `adminUser`: the name audit lines give (the user, `key:<id>`, the Admin login). `principal`: whom can() asks
- * about, undefined while there are no accounts (then everything is allowed, as before accounts). `session`: the
+ * `adminUser`: the name audit lines give (the user, `key:<id>`, the Admin login; undefined for a loopback client).
+ * `principal`: whom can() asks, undefined while there are no accounts (then everything is allowed). `session`: the
  * cookie's session id when that is what let the client in.
  */
 export type AdminEnv = {
-  Variables: { adminUser: AdminUser; principal: Principal | undefined; session: string | undefined };
+  Variables: { adminUser: string | undefined; principal: Principal | undefined; session: string | undefined };
 };
 
 /** The challenge for the admin routes; its own realm so a browser never offers an instance's credentials. */
@@ -56,24 +35,20 @@ export function isLoopbackHost(host: string | undefined): boolean {
 }
 
 type Decision =
-  | { ok: true; user: AdminUser; principal?: Principal; session?: string }
+  | { ok: true; user: string | undefined; principal?: Principal; session?: string }
   | { ok: false; status: 400 | 401 | 403 | 503; error: string; accounts?: true };
 
 /**
  * The access rule for the dashboard, `/events`, `/metrics` and `/api/*`: with accounts in the users file, the
  * account rule (account-access.ts); without, the one Admin login, or clients on this machine when there is none.
  */
-export async function decideAdminAccess(c: Context, opts: AdminAccessOptions): Promise<Decision> {
+export async function decideAdminAccess(c: Context, opts: Options): Promise<Decision> {
   const db = opts.users?.() ?? EMPTY_USERS;
   if (hasAccounts(db)) {
     const d = await decideAccountAccess(c, db, opts.admin?.(), opts.sessions, opts.trustedHeaders?.());
     if (!d.ok) return { ...d, accounts: true };
     return { ok: true, user: principalName(d.principal), principal: d.principal, session: d.session };
   }
-  return decideWithoutAccounts(c, opts);
-}
-
-function decideWithoutAccounts(c: Context, opts: AdminAccessOptions): Decision {
   const admin = opts.admin?.();
   if (admin) {
     const creds = parseBasicAuth(c.req.header('authorization'));
@@ -127,7 +102,7 @@ const isPageVisit = (c: Context) =>
  * `c.var.session`. With accounts, a browser opening a page without a session is sent to `/login`, and a 401 to a
  * browser's script carries no Basic challenge (the login page is the way in, not the browser's own prompt).
  */
-export function adminAccess(opts: AdminAccessOptions): MiddlewareHandler<AdminEnv> {
+export function adminAccess(opts: Options): MiddlewareHandler<AdminEnv> {
   return async (c, next) => {
     const d = await decideAdminAccess(c, opts);
     if (!d.ok) {

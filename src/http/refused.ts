@@ -10,7 +10,7 @@ import { plainAddress, remoteAddress, shownKey } from './request-info.ts';
  * action is the request's method and path unless given.
  */
 export function reportRefused(
-  bus: Bus | undefined,
+  bus: Bus,
   c: Context,
   what: {
     route: RefusedRoute;
@@ -22,7 +22,7 @@ export function reportRefused(
     permission?: Permission;
   },
 ): void {
-  bus?.emit('daemon:request-refused', {
+  bus.emit('daemon:request-refused', {
     route: what.route,
     action: shownKey(what.action ?? `${c.req.method} ${c.req.path}`.slice(0, 200)),
     key: what.key === undefined ? undefined : shownKey(what.key),

@@ -30,8 +30,7 @@ import { userRoutes } from './user-routes.ts';
  */
 export function createApp(given: HttpDeps): Hono {
   const app = new Hono();
-  // One session store and one set of login limits, shared by the login routes and every adminAccess; one record of
-  // the recent events, for the page and `/events` alike.
+  // One of each, shared by the login routes, every adminAccess, the page and `/events`.
   const deps = {
     ...given,
     sessions: given.sessions ?? createSessionStore(() => DEFAULT_SESSIONS),
@@ -39,8 +38,8 @@ export function createApp(given: HttpDeps): Hono {
     recent: given.recent ?? recordRecentEvents(given.bus),
   };
 
-  // Before every route (Hono runs middleware in registration order): who the client is (TrustedProxies), and no
-  // state-changing request a browser sent on behalf of another site.
+  // Before every route: who the client is (TrustedProxies), and no state-changing request a browser sent on behalf
+  // of another site.
   app.use(
     '*',
     clientAddresses(() => deps.trustedProxies?.() ?? []),
@@ -49,11 +48,8 @@ export function createApp(given: HttpDeps): Hono {
   app.route('/instances', controlRoutes(deps));
   app.route('/instances', binariesRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
-  for (const routes of [logRoutes, backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes])
-    app.route('/', routes(deps));
-  app.route('/', loginRoutes(deps));
-  app.route('/', oidcRoutes(deps));
-  app.route('/', eventRoutes(deps));
+  const atRoot = [logRoutes, backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes];
+  for (const routes of [...atRoot, loginRoutes, oidcRoutes, eventRoutes]) app.route('/', routes(deps));
   app.route('/', apiRoutes(deps));
   app.route('/', userRoutes(deps));
 

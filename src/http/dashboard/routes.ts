@@ -9,7 +9,6 @@ import type { HttpDeps } from '../deps.ts';
 import { allowed, meOf } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { type ChartSource, dashboardPage } from './page.ts';
-import type { RecentEvents } from './recent-events.ts';
 
 /** The dashboard's files, anchored to this module so the daemon's working directory does not matter. */
 export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
@@ -62,7 +61,7 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
 };
 
 /** `GET /` (the dashboard page, rendered with the instances), `GET /statechart.svg` and `GET /dashboard/<asset>`, with the admin access rule. */
-export function dashboardRoutes(deps: HttpDeps & { recent: RecentEvents }): Hono {
+export function dashboardRoutes(deps: HttpDeps & Required<Pick<HttpDeps, 'recent'>>): Hono {
   const app = new Hono();
   const access = adminAccess(deps);
   const chart = cachedChartSvg(deps.log.child('chart'));

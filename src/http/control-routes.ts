@@ -9,7 +9,6 @@ const ACTIONS = CONTROL_VERBS.filter(
   (v): v is Exclude<ControlVerb, 'hold' | 'release'> => v !== 'hold' && v !== 'release',
 );
 
-/** The `when` query parameter of restart and update, as the OpenAPI document describes it. */
 const WHEN_DOC = {
   name: 'when',
   type: 'string',
@@ -17,7 +16,7 @@ const WHEN_DOC = {
     'restart and update: Now (graceful shutdown at once), RoundEnd (the server leaves when its round ends) or Empty (when it reports 0 players); forced after Maintenance.MaxDelayMinutes. A restart without it is immediate',
 } as const;
 
-/** The query parameters a control verb reads, for the OpenAPI document of both control paths. */
+/** The query parameters a control verb reads, for the OpenAPI document of both control routes. */
 export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
   if (action === 'restart' || action === 'update') return { query: [WHEN_DOC] };
   if (action === 'rollback')
@@ -99,10 +98,7 @@ export const controlRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/**
- * `POST /:key/{restart,update,stop,rollback,hold,release}` and `GET /:key/status`, Basic `<key>:<ApiToken>`, mounted
- * at `/instances`; carried out by control.ts as the dashboard's are. A wrong method is answered 405 before any check.
- */
+/** `POST /:key/<verb>` and `GET /:key/status`, mounted at `/instances`. */
 export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
   for (const verb of CONTROL_VERBS) {
@@ -123,11 +119,7 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   return app;
 }
 
-/**
- * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in is
- * emitted as `instance:checkin-rejected` with its reason (instance-auth.ts). The connection of an accepted one is trusted
- * (`deps.trustCheckin`), so the connection guard never evicts it.
- */
+/** `POST /:key/ping`, mounted at `/server_api`; an accepted check-in's connection is never evicted. */
 export function pingRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
   app.post('/:key/ping', checkinSecret(deps), (c) => {

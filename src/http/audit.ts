@@ -5,30 +5,20 @@ import { createRotatingLogWriter } from '../process/log-writer.ts';
 import { createLogWindow } from './log-window.ts';
 import { refusedSummary, sourceOf } from './refused.ts';
 
-export interface AuditLog {
-  /** Stops listening; what was accepted is already written (appends are synchronous). */
-  close(): Promise<void>;
-}
-
-export interface AuditLogOptions {
+/**
+ * Appends every control event, login, logout and user change to `file` as a JSON line (ISO `time` beside `at`; an
+ * unknown user or address is `null`). Requests refused before their credentials were accepted: the first per source
+ * in full, then a `summary` line per `refusedEveryMs` (`Timing.RefusedRequestLogSeconds`). `rotation` is read at
+ * each line; a write failure is logged once and retried every `retryMs`, never thrown into the bus.
+ */
+export function createAuditLog(opts: {
   file: string;
   bus: Bus;
   log?: Logger;
-  /** `Logs.AuditLogMaxBytes` / `Logs.AuditLogFiles`, read at each line (a reload applies at once); 10 MB × 5 by default. */
   rotation?: () => LogRotation;
-  /** `Timing.RefusedRequestLogSeconds` in ms: how often a source's further refusals are summarised. */
   refusedEveryMs?: () => number;
-  /** `Timing.LogRetrySeconds` in ms: how often to try again while the file cannot be written. */
   retryMs?: number;
-}
-
-/**
- * Appends every `control` event, login, logout and user changed over HTTP past the credentials to `file` as a JSON line (ISO `time` beside
- * `at`; an unknown user or address is `null`). Requests refused before that (`daemon:request-refused`) go like the
- * rejected check-in log: the first per source in full, then a `summary` line per interval. The file rotates by size,
- * and a write failure is logged once and retried later, never thrown into the bus.
- */
-export function createAuditLog(opts: AuditLogOptions): AuditLog {
+}): { close(): Promise<void> } {
   const log = opts.log ?? createLogger('audit');
   const retryMs = opts.retryMs ?? 5000;
   const out = createRotatingLogWriter(opts.file, opts.rotation ?? DEFAULT_ROTATION, {
@@ -52,26 +42,19 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const write = (line: { at: number } & Record<string, unknown>) =>
     out.writeLine(JSON.stringify({ time: new Date(line.at).toISOString(), ...line }));
 
-  const onControl = (e: BusEvents['instance:control']) => {
-    // null rather than an absent field, so every line has the same keys.
-    write({
-      ...e,
-      user: e.user ?? null,
-      remote: e.remote ?? null,
-      reason: e.reason ?? null,
-    });
-  };
+  // null rather than an absent field, so every line has the same keys.
+  const onControl = (e: BusEvents['instance:control']) =>
+    write({ ...e, user: e.user ?? null, remote: e.remote ?? null, reason: e.reason ?? null });
   const refusals = createLogWindow({
     everyMs: opts.refusedEveryMs ?? (() => 60_000),
-    onSummary: (s) => {
+    onSummary: (s) =>
       write({
         summary: refusedSummary(s.bucket, s.count, s.seconds),
         remote: s.bucket,
         refused: s.count,
         seconds: s.seconds,
         at: Date.now(),
-      });
-    },
+      }),
   });
   const onRefused = (e: BusEvents['daemon:request-refused']) => {
     if (!refusals.admit(sourceOf(e.remote))) return;

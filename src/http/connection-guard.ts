@@ -7,14 +7,6 @@ import type { ConnectionFigures } from '../metrics/collector.ts';
 /** Why a connection was refused or evicted: the total cap, or its source's. Bounded labels for the metrics. */
 type ConnectionCap = keyof ConnectionFigures['refused'];
 
-export interface ConnectionGuard {
-  /** Puts a listening server's connections under the caps (every server of the daemon shares them). */
-  attach(server: Server): void;
-  /** The connection carried an accepted check-in: it is never evicted. */
-  trust(socket: Socket): void;
-  counts(): ConnectionFigures;
-}
-
 interface Held {
   source: string;
   /** Requests in flight (headers received, response not finished): such a connection is never evicted. */
@@ -36,7 +28,7 @@ const REFUSAL =
  * one refused. So idle connections holding every slot lose the oldest to each new client, and the per-source cap
  * (game servers and strangers may share 127.0.0.1) never refuses a client while an idle stranger holds a slot.
  */
-export function createConnectionGuard(limits: { maxConnections: number; maxPerSource: number }): ConnectionGuard {
+export function createConnectionGuard(limits: { maxConnections: number; maxPerSource: number }) {
   // Insertion order is connection order: the first evictable one found is the oldest.
   const held = new Map<Socket, Held>();
   const bySource = new Map<string, Set<Socket>>();
@@ -102,7 +94,8 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
   };
 
   return {
-    attach(server) {
+    /** Puts a listening server's connections under the caps (every server of the daemon shares them). */
+    attach(server: Server) {
       // After node:http's own listener (added when the server was made): a socket destroyed here simply closes.
       server.on('connection', admit);
       server.on('request', (req, res) => {
@@ -115,22 +108,17 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
         });
       });
     },
-    trust(socket) {
+    /** The connection carried an accepted check-in: it is never evicted. */
+    trust(socket: Socket) {
       const h = held.get(socket);
       if (h) h.trusted = true;
     },
-    counts: () => ({ open: held.size, refused: { ...refused }, evicted: { ...evicted } }),
+    counts: (): ConnectionFigures => ({ open: held.size, refused: { ...refused }, evicted: { ...evicted } }),
   };
 }
 
-/** Caps and timeouts for the daemon's listening sockets, in numbers (connection-guard.ts, server.ts). */
-export interface ConnectionLimits {
-  maxConnections: number;
-  maxPerSource: number;
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-}
+export type ConnectionLimits = ReturnType<typeof connectionLimits>;
+export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
 
 /** Descriptors kept for launches (pipes), logs, data.json and the daemon itself, whatever connections do. */
 const KEEP_FREE = 64;
@@ -160,7 +148,7 @@ export function descriptorLimit(text?: string): number | null {
  * least 8, at most 4096, and always leaving 64 descriptors free), a source half of that. Half, so that launches,
  * log files, downloads and the webhook always find a descriptor however many connections strangers open.
  */
-export function connectionLimits(settings: ConnectionsSettings, fdLimit = descriptorLimit()): ConnectionLimits {
+export function connectionLimits(settings: ConnectionsSettings, fdLimit = descriptorLimit()) {
   const fds = fdLimit ?? UNKNOWN_LIMIT;
   const derived = Math.max(8, Math.min(CEILING, Math.floor(fds / 2), fds - KEEP_FREE));
   const maxConnections = settings.MaxConnections ?? derived;

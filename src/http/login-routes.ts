@@ -66,14 +66,12 @@ export const loginRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/** The answer to every failed login alike: wrong name, password, or one-time code (or one used already). */
+/** Every failed login alike: the page never tells a guesser which part was right. */
 const WRONG = 'Wrong user name or password (or one-time code).';
 
 /**
- * `GET /login` (the form), `POST /login` (the session cookie: HttpOnly, SameSite=Strict, Path=/, Secure over https)
- * and `POST /logout` (the session ends on the daemon, not only in the browser). Served only while the users file
- * holds accounts: without, the daemon answers 404 here, as before there were accounts. Cross-site posts are refused
- * before this (cross-site.ts), so another site can neither log a browser in nor out.
+ * `GET|POST /login` and `POST /logout` (the session ends on the daemon too); 404 while the users file holds no
+ * accounts. Cross-site posts are refused before this, so another site can neither log a browser in nor out.
  */
 export function loginRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimits: LoginLimits }): Hono {
   const app = new Hono();
@@ -114,8 +112,7 @@ export function loginRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimi
         c.header('Retry-After', '1');
         return page(c, 503, 'The watchdog is checking many passwords at once; try again in a moment.', user);
       }
-      // A second factor's code is checked only after the password, and a wrong one is answered as a wrong
-      // password: the page never tells a guesser that the password was right.
+      // A second factor's code is checked only after the password, and a wrong one is answered as a wrong password.
       if (found && found.totp !== undefined && !totp.accept(found.name, found.totp, code)) {
         limits.failed(user);
         told(c, user, 'wrong_code');

@@ -68,10 +68,9 @@ const onwardPage = `<!doctype html>
 `;
 
 /**
- * `GET /login/oidc` and `GET /login/oidc/callback`: the dashboard login through an OpenID Connect provider
- * (src/auth/oidc.ts). Served only while `Users.Oidc` is set and the users file holds accounts, as `/login` is. The
- * session opened is the password login's kind, for a principal `sso` with the provider's user and groups: the groups
- * get their rights from the users file's `Groups:`, a user also named there gets their own as well.
+ * `GET /login/oidc` and its callback: the dashboard login through an OpenID Connect provider, served while
+ * `Users.Oidc` is set and the users file holds accounts. The session is for a principal `sso` with the provider's
+ * user and groups, whose rights the users file's `Groups:` gives.
  */
 export function oidcRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimits: LoginLimits }): Hono {
   const app = new Hono();

@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Bus } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
 import { commandProblem, MAX_COMMAND_BYTES } from '../config/sections/console-hub.ts';
@@ -13,7 +12,7 @@ import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-ro
 import { auditControl, type ControlRequest } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { remoteAddress, shownKey } from './request-info.ts';
+import { limitBody, remoteAddress, shownKey } from './request-info.ts';
 import { needs } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
@@ -137,13 +136,11 @@ async function attempt(
   }
 }
 
-const tooLarge = (c: Context) => c.json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` }, 413);
-
 /** `POST /instances/:key/console` and the dashboard's `POST /api/instances/:key/console`; mounted at `/`. */
 export function consoleRoutes(deps: HttpDeps): Hono {
   const rate = createConsoleRate();
   const ctx = { bus: deps.bus, log: deps.log, rate };
-  const limit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+  const limit = limitBody(MAX_BODY_BYTES);
 
   const api = new Hono<InstanceEnv>();
   api.post('/instances/:key/console', apiToken(deps, 'control', 'POST /instances/:key/console'), limit, (c) =>

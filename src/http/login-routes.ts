@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie } from 'hono/cookie';
 import { findUser } from '../auth/can.ts';
 import type { LoginLimits } from '../auth/login-limits.ts';
@@ -13,7 +12,7 @@ import { ASSETS_DIR } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { loginAnswers } from './login-page.ts';
 import { sourceOf } from './refused.ts';
-import { remoteAddress } from './request-info.ts';
+import { limitBody, remoteAddress } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 export const loginRouteDocs: readonly RouteDoc[] = [
@@ -87,11 +86,7 @@ export function loginRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimi
     return c.body(css, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'no-cache' });
   });
 
-  const limit = bodyLimit({
-    maxSize: 4096,
-    onError: (c) => c.json({ error: 'the form is larger than 4096 bytes' }, 413),
-  });
-  app.post('/login', limit, async (c) => {
+  app.post('/login', limitBody(4096, 'form'), async (c) => {
     const db = deps.users?.() ?? EMPTY_USERS;
     if (!hasAccounts(db)) return c.json({ error: 'not found' }, 404);
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);

@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { parseProxyRange } from '../config/sections/proxy.ts';
 
 /**
@@ -130,6 +131,10 @@ export function clientOf(c: Context): ClientInfo {
 }
 
 export const remoteAddress = (c: Context): string | undefined => clientOf(c).address;
+
+/** 413 for a body over `maxSize` bytes, refused unread. */
+export const limitBody = (maxSize: number, what = 'body') =>
+  bodyLimit({ maxSize, onError: (c) => c.json({ error: `the ${what} is larger than ${maxSize} bytes` }, 413) });
 
 /** 405 with `Allow`, for another method on a known path. */
 export function methodNotAllowed(allow: string) {

@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import * as v from 'valibot';
 import { mayManage, type UserChange } from '../auth/may-manage.ts';
 import { hashPassword } from '../auth/password.ts';
@@ -18,7 +17,7 @@ import type { BusEvents } from '../bus.ts';
 import { ConfigError } from '../errors.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import { remoteAddress } from './request-info.ts';
+import { limitBody, remoteAddress } from './request-info.ts';
 import { refuseAdmin } from './rights.ts';
 import type { StatusCode } from './route-doc.ts';
 import { type LoginKey, NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './schemas.ts';
@@ -51,10 +50,7 @@ const standIn = () => hashPassword('', { N: 1024, r: 1, p: 1 });
 export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const access = adminAccess(deps);
-  const limit = bodyLimit({
-    maxSize: 16_384,
-    onError: (c) => c.json({ error: 'the body is larger than 16384 bytes' }, 413),
-  });
+  const limit = limitBody(16_384);
   let queue = Promise.resolve();
 
   const refuse = (c: Context<AdminEnv>, permission: Permission | undefined, error: string) =>

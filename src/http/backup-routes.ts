@@ -1,10 +1,10 @@
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import { requester } from '../notify/messages.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import type { BackupListing } from '../supervisor/status.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
-import { auditControl, type Caller } from './control.ts';
+import { type Answer, auditControl, type Caller, reply } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress } from './request-info.ts';
@@ -77,9 +77,6 @@ async function take(deps: HttpDeps, instance: InstanceControl, caller: Caller): 
     return { status, error: message };
   }
 }
-
-type Answer<T> = { status: 200; body: T } | { status: 404 | 500 | 507; error: string };
-const reply = <T>(c: Context, a: Answer<T>) => ('error' in a ? c.json({ error: a.error }, a.status) : c.json(a.body));
 
 /** `GET|POST /instances/:key/backups` and the dashboard's `/api/instances/:key/backups`; mounted at `/`. */
 export function backupRoutes(deps: HttpDeps): Hono {

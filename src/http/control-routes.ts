@@ -1,6 +1,6 @@
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
-import { CONTROL_VERBS, type ControlVerb, carryOut, controlRequestOf, HOLD_DEFAULT_MINUTES } from './control.ts';
+import { CONTROL_VERBS, type ControlVerb, carryOut, controlRequestOf, HOLD_DEFAULT_MINUTES, reply } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, checkinSecret, type InstanceEnv } from './instance-auth.ts';
 import { errors, type QueryDoc, type RouteDoc } from './route-doc.ts';
@@ -107,8 +107,7 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
       // A hold without a reason says whose it is (its chat notice too); an ApiToken names no one.
       const holdReason = user === instance.key ? '' : `held by ${user}`;
       const req = controlRequestOf(c, instance.key, user, { holdReason, via: 'api' });
-      const answer = await carryOut(deps, instance, verb, req);
-      return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.body('', 200);
+      return reply(c, await carryOut(deps, instance, verb, req));
     });
   }
 

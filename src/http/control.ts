@@ -18,6 +18,17 @@ export const HOLD_DEFAULT_MINUTES = 60;
 /** Taken (done in the background), or refused at once with a reason a person can act on. */
 export type ControlAnswer = { status: 200 } | { status: 400 | 409; error: string };
 
+/** A route's answer: `body` as JSON (none: an empty 200), or `{ error }`. */
+export type Answer<T = unknown> =
+  | { status: 200 | 201; body?: T }
+  | { status: 400 | 403 | 404 | 409 | 413 | 429 | 500 | 507; error: string };
+export const reply = (c: Context, a: Answer): Response =>
+  'error' in a
+    ? c.json({ error: a.error }, a.status)
+    : a.body === undefined
+      ? c.body('', a.status)
+      : c.json(a.body, a.status);
+
 /**
  * A control request whose credentials were accepted. `user`: whom they named (undefined: a loopback client); `by`:
  * who asked, in words, for the chat message (`with its API token from 127.0.0.1`); `holdReason`: a hold's reason

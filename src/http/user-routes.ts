@@ -16,13 +16,12 @@ import {
 import type { BusEvents } from '../bus.ts';
 import { ConfigError } from '../errors.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
+import { type Answer, reply } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { limitBody, remoteAddress } from './request-info.ts';
 import { refuseAdmin } from './rights.ts';
-import type { StatusCode } from './route-doc.ts';
 import { type LoginKey, NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './schemas.ts';
 
-type Answer = { status: Exclude<StatusCode, 200 | 201>; error: string } | { status: 200 | 201; body: unknown };
 /** A change made to the file as read: its answer, and its audit line, told once the file is written. */
 type Applied = { status: 200 | 201; body: UserChanged | LoginKey; audit: () => void };
 
@@ -100,10 +99,10 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
       const gate = mayManage(c.var.principal, { action: 'list' }, cur.db, instances);
       if (gate) return refuse(c, gate.permission, gate.error);
       const asked = await change(cur);
-      if ('status' in asked) return answer(c, asked);
+      if ('status' in asked) return reply(c, asked);
       const refusal = mayManage(c.var.principal, asked, cur.db, instances);
       if (refusal) return refuse(c, refusal.permission, refusal.error);
-      return apply ? apply(cur) : answer(c, { status: 200, body: listOf(cur.doc) });
+      return apply ? apply(cur) : reply(c, { status: 200, body: listOf(cur.doc) });
     });
 
   const told = (
@@ -202,11 +201,6 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
     });
   });
   return app;
-}
-
-function answer(c: Context, a: Answer): Response {
-  if ('error' in a) return c.json({ error: a.error }, a.status);
-  return c.json(a.body, a.status);
 }
 
 /** Never a hash. */

@@ -14,7 +14,7 @@ type Deps = Pick<HttpDeps, 'users' | 'bus'>;
 /** What `adminAccess` set: any route's context behind it has it. */
 type Admitted = Pick<Context<AdminEnv>, 'var'>;
 
-/** Whether the client `adminAccess` let in may use `permission` on `instance` (`*`: every one); all without accounts. */
+/** Whether the client `adminAccess` let in may use `permission` on `instance` (`*`: all); all, without accounts. */
 export function allowed(c: Admitted, deps: Deps, permission: Permission, instance: string): boolean {
   const p = c.var.principal;
   return p === undefined || can(p, permission, instance, deps.users?.() ?? EMPTY_USERS);

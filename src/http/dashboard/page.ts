@@ -70,7 +70,7 @@ function renderChart(svg: string, states: ReadonlyMap<string, readonly string[]>
 
 /**
  * `now`: the server time the page was made at, which ages are computed from and the page corrects its clock by;
- * `stateNames`: each state's plain name in the operator's chart, the state pill's tooltip; `me`: absent without accounts.
+ * `stateNames`: each state's plain name in the operator's chart (the pill's tooltip); `me`: absent without accounts.
  */
 export interface PageState {
   version: string;

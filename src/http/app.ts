@@ -24,9 +24,9 @@ import { methodPath } from './route-doc.ts';
 import { userRoutes } from './user-routes.ts';
 
 /**
- * The watchdog's HTTP API (README "HTTP API"); `startHttpServer` listens. Each sub-app puts its authentication in
- * front of each handler, never under a path prefix: the sub-apps share prefixes (`/instances` also serves the open
- * binaries), and Hono runs middleware in registration order, so a route registered before a prefix guard is unguarded.
+ * The watchdog's HTTP API. Each sub-app puts its authentication in front of each handler, never under a path prefix:
+ * the sub-apps share prefixes (`/instances` also serves the open binaries), and a route registered before a prefix
+ * guard would be unguarded.
  */
 export function createApp(given: HttpDeps): Hono {
   const app = new Hono();
@@ -53,8 +53,7 @@ export function createApp(given: HttpDeps): Hono {
   app.route('/', apiRoutes(deps));
   app.route('/', userRoutes(deps));
 
-  // A known path asked with another method: 405 with `Allow` (as the real watchdog's ASP.NET routing answers), for
-  // each path whose route table lists 405; last, so it never shadows a handler.
+  // Another method on a known path: 405 with `Allow`, as ASP.NET answers; last, so it never shadows a handler.
   const allowed = new Map<string, string[]>();
   for (const doc of ROUTE_DOCS) {
     const { method, path } = methodPath(doc);

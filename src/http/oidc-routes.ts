@@ -42,7 +42,7 @@ export const oidcRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/** The state of the login this browser began; sent back on the provider's redirect, so SameSite=Lax. */
+/** The login this browser began; sent back on the provider's redirect, so SameSite=Lax. */
 const STATE_COOKIE = 'watchdog_oidc_state';
 const STATE_PATH = '/login/oidc';
 /** The source's attempts are taken under this account, which no password login can name (it holds a NUL). */

@@ -63,7 +63,7 @@ export async function openLocated(
   }
 }
 
-/** Answers with bytes `range` of an open file (all of it by default); `headers` carry its Content-Length. */
+/** Bytes `range` of an open file (all of it by default); `headers` carry its Content-Length. */
 export async function sendFile(
   c: Context,
   file: FileHandle,
@@ -76,8 +76,8 @@ export async function sendFile(
     await file.close();
     return c.body(null, status, headers);
   }
-  // createReadStream closes the handle at the end or when the client goes away (the web stream is cancelled).
+  // createReadStream closes the handle at the end or when the client goes away. @types/node's web ReadableStream
+  // and the global one are the same object at runtime but distinct types.
   const web = Readable.toWeb(file.createReadStream(range)) as NodeReadableStream<Uint8Array>;
-  // @types/node's web ReadableStream and the DOM-less global one are the same object at runtime but distinct types.
   return c.body(web as unknown as ReadableStream, status, headers);
 }

@@ -1,7 +1,7 @@
 /**
- * The dashboard page as sent: `index.html` with every card filled in by the page's own rules (assets/card-view.js)
- * and its state inlined as a JSON data block, so the first response shows the instances without scripts or
- * `/events`. The CSP allows no inline script or style: the JSON is never run, a card's colour is a `data-color`.
+ * The dashboard page as sent: `index.html` with every card, the recent events and the chart filled in by the page's
+ * own rules (assets/*-view.js), so a browser without scripts shows them, and its state inlined as JSON. The CSP
+ * allows no inline script or style: the JSON is never run, a card's colour is a `data-color`.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,10 +24,10 @@ import type { RecentEvent } from './recent-events.ts';
 export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
 
-/** The daemon does not know the browser's time zone: the first paint says UTC, as the header does. */
+/** The daemon does not know the browser's time zone: the first paint says UTC. */
 const utcTime = (at: number) => new Date(at).toISOString().slice(11, 19);
 
-/** `<li>` rows, newest first, as event-list.js makes them (no whitespace between: an empty list stays `:empty`). */
+/** Newest first, as event-list.js makes them (no whitespace between: an empty list stays `:empty`). */
 function renderEvents(recent: readonly RecentEvent[], colors: Map<string, number>): string {
   return [...recent]
     .reverse()
@@ -83,7 +83,7 @@ export interface PageState {
 
 export type ChartSource = { svg: string } | { error: string };
 
-/** Replaces the one occurrence of `pattern` (a missing one is a bug: the template and this file disagree). */
+/** Replaces the one occurrence of `pattern` (none is a bug: the template and this file disagree). */
 function fill(html: string, pattern: RegExp, replace: (...groups: string[]) => string): string {
   let hits = 0;
   const out = html.replace(new RegExp(pattern.source, 'g'), (...m: unknown[]) => {
@@ -161,7 +161,6 @@ export function renderCard(
   return html;
 }
 
-/** `index.html` with the cards, the events, the statechart, the version and the inlined state. */
 export function renderPage(index: string, state: PageState, chart: ChartSource): string {
   const template = /<template id="instance-card">([\s\S]*?)<\/template>/.exec(index)?.[1];
   if (template === undefined) throw new Error('dashboard page: index.html has no <template id="instance-card">');

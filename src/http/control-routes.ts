@@ -104,7 +104,7 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   for (const verb of CONTROL_VERBS) {
     app.post(`/:key/${verb}`, apiToken(deps, 'control', `POST /instances/:key/${verb}`), async (c) => {
       const { instance, user } = c.var;
-      // A hold without a reason says whose it is (its chat notice too); an ApiToken names no one.
+      // A hold without a reason says whose it is; an ApiToken names no one.
       const holdReason = user === instance.key ? '' : `held by ${user}`;
       const req = controlRequestOf(c, instance.key, user, { holdReason, via: 'api' });
       return reply(c, await carryOut(deps, instance, verb, req));

@@ -90,7 +90,7 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
       c.set('instance', auth.instance);
       return next();
     }
-    // A user or key that was recognised and lacks the right: the answer is theirs, not the admin rule's.
+    // A recognised user or key lacking the right: the answer is theirs, not the admin rule's.
     if (auth.permission !== undefined) {
       report(403, auth.reason, auth.user, auth.permission);
       return denied(c, auth.status, auth.reason, auth.permission);

@@ -55,9 +55,7 @@ export function createLogWindow(opts: {
         }
         const { count, last } = entry;
         const seconds = Math.max(1, Math.round((at - entry.since) / 1000));
-        entry.count = 0;
-        entry.since = at;
-        entry.last = undefined;
+        buckets.set(bucket, { count: 0, since: at, last: undefined });
         try {
           opts.onSummary({ bucket, count, seconds, last });
         } catch {

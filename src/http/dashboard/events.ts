@@ -47,15 +47,14 @@ export function eventRoutes(
     // per event (can() reads the users file in force), so a right taken away applies to an open stream at once.
     const sees = (key: string) => allowed(c, deps, 'status.read', key);
     const readsLog = (key: string) => allowed(c, deps, 'logs.read', key);
-    // A stream a session opened ends with the session (logged out, expired, its user removed or given a new
-    // password): checked at each event and keep-alive.
+    // A stream a session opened ends with the session: checked at each event and keep-alive.
     const session = c.var.session;
     const ended = () => {
       if (session === undefined) return false;
       const s = deps.sessions?.peek(session);
       return !s || !sessionPrincipal(s, deps.users?.() ?? EMPTY_USERS, deps.admin?.());
     };
-    // Hono answers HEAD with the GET handler and drops the body unread, which would leave a stream subscribed for ever.
+    // Hono answers HEAD with the GET handler and drops the body unread: no stream may be left subscribed for it.
     if (c.req.method === 'HEAD')
       return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
     const withLogs = c.req.query('logs') === '1';

@@ -6,21 +6,14 @@ import { findApiKey, findUser, type Principal } from '../auth/can.ts';
 import type { Session, SessionStore } from '../auth/sessions.ts';
 import { TOTP_BASIC_REFUSED } from '../auth/totp.ts';
 import type { UserAccount, UsersDb } from '../auth/users-file.ts';
+import type { ResolvedConfig } from '../config/resolved.ts';
+import type { UsersSettings } from '../config/sections/users.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import { clientOf } from './request-info.ts';
 
-/** `Admin.Username` / `Admin.Password` (or `PasswordFile`) from appsettings.yml. */
-export interface AdminCredentials {
-  username: string;
-  password: string;
-}
-
-/** The headers a trusted reverse proxy names its logged-in user and that user's groups with (`Users.TrustedHeaders`). */
-export interface TrustedHeaders {
-  User: string;
-  Groups: string;
-}
+export type AdminCredentials = NonNullable<ResolvedConfig['admin']>;
+export type TrustedHeaders = NonNullable<UsersSettings['TrustedHeaders']>;
 
 /** The user a proxy in TrustedProxies vouches for: from anyone else the header means nothing. */
 function vouchedFor(c: Context, headers: TrustedHeaders | undefined): Principal | undefined {

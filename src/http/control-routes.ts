@@ -16,38 +16,35 @@ const WHEN_DOC = {
     'restart and update: Now (graceful shutdown at once), RoundEnd (the server leaves when its round ends) or Empty (when it reports 0 players); forced after Maintenance.MaxDelayMinutes. A restart without it is immediate',
 } as const;
 
+const QUERY_DOCS: Partial<Record<ControlVerb, QueryDoc[]>> = {
+  restart: [WHEN_DOC],
+  update: [WHEN_DOC],
+  rollback: [
+    {
+      name: 'withData',
+      type: 'string',
+      description:
+        'true: also put back the data snapshot taken before the installed build was installed (the current data is snapshotted first); 409 when there is none',
+    },
+  ],
+  restore: [
+    {
+      ...WHEN_DOC,
+      description:
+        "when the server is stopped for the restore: Now, RoundEnd or Empty, as a restart (default: the instance's Maintenance.When)",
+    },
+    {
+      name: 'backup',
+      type: 'string',
+      description:
+        'required: the snapshot to put back (GET /instances/{key}/backups lists them); the server is stopped gracefully (at the moment `when` names), the current data snapshotted, the snapshot restored and the server started',
+    },
+  ],
+};
+
 /** The query parameters a control verb reads, for the OpenAPI document of both control routes. */
-export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
-  if (action === 'restart' || action === 'update') return { query: [WHEN_DOC] };
-  if (action === 'rollback')
-    return {
-      query: [
-        {
-          name: 'withData',
-          type: 'string',
-          description:
-            'true: also put back the data snapshot taken before the installed build was installed (the current data is snapshotted first); 409 when there is none',
-        },
-      ],
-    };
-  if (action === 'restore')
-    return {
-      query: [
-        {
-          ...WHEN_DOC,
-          description:
-            "when the server is stopped for the restore: Now, RoundEnd or Empty, as a restart (default: the instance's Maintenance.When)",
-        },
-        {
-          name: 'backup',
-          type: 'string',
-          description:
-            'required: the snapshot to put back (GET /instances/{key}/backups lists them); the server is stopped gracefully (at the moment `when` names), the current data snapshotted, the snapshot restored and the server started',
-        },
-      ],
-    };
-  return {};
-}
+export const controlQueryDocs = (action: ControlVerb): { query?: QueryDoc[] } =>
+  QUERY_DOCS[action] ? { query: QUERY_DOCS[action] } : {};
 
 export const controlRouteDocs: readonly RouteDoc[] = [
   ...ACTIONS.map(

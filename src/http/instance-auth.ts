@@ -22,6 +22,12 @@ export type AuthResult =
   /** `permission`: the right a known principal lacks (a 403 names it). */
   | { ok: false; status: AuthStatus; user: string | undefined; reason: string; permission?: Permission };
 
+/** Why a password is refused: no secret to match, or another one. */
+const NO_MATCH = {
+  apiToken: ['instance has no ApiToken', 'wrong token'],
+  checkinSecret: ['no server running', 'stale or wrong token'],
+} as const;
+
 /**
  * The decision order of README.md "HTTP API", exactly: no/non-Basic header → 401 (on ping too, not the real
  * watchdog's 400); bad base64 or no colon → 400; user ≠ key → 403 (the real watchdog's `Forbid()` ends in 500);
@@ -34,26 +40,19 @@ export function authorize(
   credential: 'apiToken' | 'checkinSecret',
 ): AuthResult {
   const creds = parseBasicAuth(header);
-  if (creds.kind === 'missing') {
+  if (creds.kind === 'missing')
     return { ok: false, status: 401, user: undefined, reason: 'malformed header: missing or not Basic' };
-  }
-  if (creds.kind === 'malformed') {
+  if (creds.kind === 'malformed')
     return { ok: false, status: 400, user: undefined, reason: 'malformed header: not base64 of user:password' };
-  }
   const { user, password } = creds;
   if (user !== key) return { ok: false, status: 403, user, reason: 'user does not match the instance key' };
   const found = instanceFor(key, registry, user);
   if (!found.ok) return found;
   const { instance } = found;
   const expected = credential === 'apiToken' ? instance.apiToken() : instance.checkinSecret();
-  if (expected === undefined) {
-    const reason = credential === 'apiToken' ? 'instance has no ApiToken' : 'no server running';
-    return { ok: false, status: 401, user, reason };
-  }
-  if (!sameSecret(password, expected)) {
-    const reason = credential === 'apiToken' ? 'wrong token' : 'stale or wrong token';
-    return { ok: false, status: 401, user, reason };
-  }
+  const [none, wrong] = NO_MATCH[credential];
+  if (expected === undefined || !sameSecret(password, expected))
+    return { ok: false, status: 401, user, reason: expected === undefined ? none : wrong };
   return { ok: true, user, instance };
 }
 

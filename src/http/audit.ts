@@ -1,4 +1,4 @@
-import { type Bus, type BusEvents, subscribe } from '../bus.ts';
+import { type Bus, subscribe } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
 import { createRotatingLogWriter } from '../process/log-writer.ts';
@@ -42,9 +42,6 @@ export function createAuditLog(opts: {
   const write = (line: { at: number } & Record<string, unknown>) =>
     out.writeLine(JSON.stringify({ time: new Date(line.at).toISOString(), ...line }));
 
-  // null rather than an absent field, so every line has the same keys.
-  const onControl = (e: BusEvents['instance:control']) =>
-    write({ ...e, user: e.user ?? null, remote: e.remote ?? null, reason: e.reason ?? null });
   const refusals = createLogWindow({
     everyMs: opts.refusedEveryMs ?? (() => 60_000),
     onSummary: (s) =>
@@ -56,51 +53,48 @@ export function createAuditLog(opts: {
         at: Date.now(),
       }),
   });
-  const onRefused = (e: BusEvents['daemon:request-refused']) => {
-    if (!refusals.admit(sourceOf(e.remote))) return;
-    write({
-      key: e.key ?? null,
-      action: e.action,
-      user: e.user ?? null,
-      remote: e.remote ?? null,
-      status: e.status,
-      result: 'refused',
-      reason: e.reason,
-      route: e.route,
-      at: e.at,
-    });
-  };
-  // A login names its user; a failed one is a stranger's to repeat, so it is rate-limited by source as refusals are.
-  const onLogin = (e: BusEvents['daemon:login']) => {
-    if (e.result !== 'ok' && !refusals.admit(sourceOf(e.remote))) return;
-    write({
-      action: 'login',
-      user: e.user,
-      remote: e.remote ?? null,
-      result: e.result,
-      at: e.at,
-    });
-  };
-  const onLogout = (e: BusEvents['daemon:logout']) =>
-    write({ action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at });
-  // Who changed whose account: `user` is the actor, as on every other line.
-  const onUserChanged = (e: BusEvents['daemon:user-changed']) =>
-    write({
-      action: e.action,
-      user: e.by ?? null,
-      name: e.name,
-      roles: e.roles ?? null,
-      ...(e.keyId === undefined ? {} : { keyId: e.keyId }),
-      remote: e.remote ?? null,
-      result: 'accepted',
-      at: e.at,
-    });
   const unsubscribe = subscribe(opts.bus, {
-    'instance:control': onControl,
-    'daemon:request-refused': onRefused,
-    'daemon:login': onLogin,
-    'daemon:logout': onLogout,
-    'daemon:user-changed': onUserChanged,
+    // null rather than an absent field, so every line has the same keys.
+    'instance:control': (e) =>
+      write({ ...e, user: e.user ?? null, remote: e.remote ?? null, reason: e.reason ?? null }),
+    'daemon:request-refused': (e) => {
+      if (!refusals.admit(sourceOf(e.remote))) return;
+      write({
+        key: e.key ?? null,
+        action: e.action,
+        user: e.user ?? null,
+        remote: e.remote ?? null,
+        status: e.status,
+        result: 'refused',
+        reason: e.reason,
+        route: e.route,
+        at: e.at,
+      });
+    },
+    // A login names its user; a failed one is a stranger's to repeat, so it is rate-limited by source as refusals are.
+    'daemon:login': (e) => {
+      if (e.result !== 'ok' && !refusals.admit(sourceOf(e.remote))) return;
+      write({
+        action: 'login',
+        user: e.user,
+        remote: e.remote ?? null,
+        result: e.result,
+        at: e.at,
+      });
+    },
+    'daemon:logout': (e) => write({ action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at }),
+    // Who changed whose account: `user` is the actor, as on every other line.
+    'daemon:user-changed': (e) =>
+      write({
+        action: e.action,
+        user: e.by ?? null,
+        name: e.name,
+        roles: e.roles ?? null,
+        ...(e.keyId === undefined ? {} : { keyId: e.keyId }),
+        remote: e.remote ?? null,
+        result: 'accepted',
+        at: e.at,
+      }),
   });
 
   return {

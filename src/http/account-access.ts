@@ -6,27 +6,17 @@ import { findApiKey, findUser, type Principal } from '../auth/can.ts';
 import type { Session, SessionStore } from '../auth/sessions.ts';
 import { TOTP_BASIC_REFUSED } from '../auth/totp.ts';
 import type { UserAccount, UsersDb } from '../auth/users-file.ts';
+import type { ResolvedConfig } from '../config/resolved.ts';
+import type { UsersSettings } from '../config/sections/users.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import { clientOf } from './request-info.ts';
 
-/** `Admin.Username` / `Admin.Password` (or `PasswordFile`) from appsettings.yml. */
-export interface AdminCredentials {
-  username: string;
-  password: string;
-}
+export type AdminCredentials = NonNullable<ResolvedConfig['admin']>;
+export type TrustedHeaders = NonNullable<UsersSettings['TrustedHeaders']>;
 
-/** The headers a trusted reverse proxy names its logged-in user and that user's groups with (`Users.TrustedHeaders`). */
-export interface TrustedHeaders {
-  User: string;
-  Groups: string;
-}
-
-/**
- * The user a reverse proxy in TrustedProxies vouches for, with the groups it names; undefined when single sign-on
- * is off, the header is absent, or the request did not come from a trusted proxy (anyone else can send the header).
- */
-export function vouchedFor(c: Context, headers: TrustedHeaders | undefined): Principal | undefined {
+/** The user a proxy in TrustedProxies vouches for: from anyone else the header means nothing. */
+function vouchedFor(c: Context, headers: TrustedHeaders | undefined): Principal | undefined {
   const name = headers && c.req.header(headers.User)?.trim();
   if (!headers || !name || name.length > 256 || !clientOf(c).trustedPeer) return undefined;
   const groups = (c.req.header(headers.Groups) ?? '')
@@ -39,10 +29,7 @@ export function vouchedFor(c: Context, headers: TrustedHeaders | undefined): Pri
 /** The dashboard's session cookie (login-routes.ts sets it). */
 export const SESSION_COOKIE = 'watchdog_session';
 
-export type AccountDecision =
-  | { ok: true; principal: Principal; session?: string }
-  | { ok: false; status: 400 | 401 | 503; error: string };
-type Refused = Extract<AccountDecision, { ok: false }>;
+type Refused = { ok: false; status: 400 | 401 | 503; error: string };
 
 /** What the Admin login's session remembers of its password: a digest, so a changed password ends the session. */
 export const adminFingerprint = (a: AdminCredentials): string =>
@@ -54,10 +41,7 @@ export const userFingerprint = (u: UserAccount): string =>
     .update(`${u.passwordHash}\0${u.totp ?? ''}`, 'utf8')
     .digest('base64');
 
-/**
- * Whom a session speaks for now, or undefined once its owner is gone or has another password: a user removed from
- * users.yml (or given a new password), or an Admin login changed in appsettings.yml, ends their sessions.
- */
+/** Whom a session speaks for now, or undefined once its owner is gone or has another password. */
 export function sessionPrincipal(s: Session, db: UsersDb, admin: AdminCredentials | undefined): Principal | undefined {
   if (s.kind === 'admin') {
     if (!admin || admin.username !== s.name || !sameSecret(adminFingerprint(admin), s.fingerprint)) return undefined;
@@ -97,17 +81,12 @@ export async function passwordAccess(
   return { ok: true, principal: { kind: 'user', user: found } };
 }
 
-export const MALFORMED: Refused = {
-  ok: false,
-  status: 400,
-  error: 'malformed Authorization header: not base64 of user:password',
-};
+const NOT_BASE64 = 'malformed Authorization header: not base64 of user:password';
+export const MALFORMED: Refused = { ok: false, status: 400, error: NOT_BASE64 };
 
 /**
- * The access rule for the dashboard, `/events`, `/metrics` and `/api/*` once the users file holds accounts: a
- * Bearer key, Basic `<user>:<password>` of a user or of the Admin login, a user a trusted proxy vouches for, or the
- * session cookie. An Authorization header, when sent, decides alone; a session that expired or whose owner changed
- * is ended here.
+ * The admin routes' rule once the users file holds accounts: a Bearer key, Basic of a user or of the Admin login, a
+ * user a trusted proxy vouches for, or the session cookie. An Authorization header, when sent, decides alone.
  */
 export async function decideAccountAccess(
   c: Context,
@@ -115,7 +94,7 @@ export async function decideAccountAccess(
   admin: AdminCredentials | undefined,
   sessions: SessionStore | undefined,
   trustedHeaders?: TrustedHeaders,
-): Promise<AccountDecision> {
+): Promise<{ ok: true; principal: Principal; session?: string } | Refused> {
   const header = c.req.header('authorization');
   const bearer = parseBearer(header);
   if (bearer !== undefined) return keyAccess(bearer, db);
@@ -134,11 +113,8 @@ export async function decideAccountAccess(
     const principal = session && sessionPrincipal(session, db, admin);
     if (principal) return { ok: true, principal, session: id };
     sessions?.end(id);
-    return {
-      ok: false,
-      status: 401,
-      error: 'the session has ended (logged out, expired or changed); log in again at /login',
-    };
+    const error = 'the session has ended (logged out, expired or changed); log in again at /login';
+    return { ok: false, status: 401, error };
   }
   return { ok: false, status: 401, error: 'log in at /login, or send Basic <user>:<password> or a Bearer key' };
 }

@@ -1,52 +1,30 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { type Principal, principalName } from '../auth/can.ts';
-import type { SessionStore } from '../auth/sessions.ts';
-import { EMPTY_USERS, hasAccounts, type UsersDb } from '../auth/users-file.ts';
-import type { Bus } from '../bus.ts';
+import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
 import { isLoopback } from '../config/listen.ts';
-import {
-  type AdminCredentials,
-  decideAccountAccess,
-  isAdminLogin,
-  MALFORMED,
-  type TrustedHeaders,
-} from './account-access.ts';
+import { decideAccountAccess, isAdminLogin, MALFORMED } from './account-access.ts';
 import { parseBasicAuth } from './basic-auth.ts';
+import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
 
-export interface AdminAccessOptions {
-  /** Read on every request, so a config reload applies at once; undefined → loopback clients only. */
-  admin?: () => AdminCredentials | undefined;
-  /** Where a refusal is reported (`daemon:request-refused`); none in unit tests that do not look. */
-  bus?: Bus;
-  /** The users file in force; once it holds accounts, the account rule applies (account-access.ts). */
-  users?: () => UsersDb;
-  /** The dashboard's login sessions (the cookie); absent → no cookie is accepted. */
-  sessions?: SessionStore;
-  /** Single sign-on's headers (`Users.TrustedHeaders`), read per request; undefined → off. */
-  trustedHeaders?: () => TrustedHeaders | undefined;
-}
-
-/** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
-export type AdminUser = string | undefined;
+type Options = Pick<HttpDeps, 'admin' | 'bus' | 'users' | 'sessions' | 'trustedHeaders'>;
 
 /**
- * `adminUser`: the name audit lines give (the user, `key:<id>`, the Admin login). `principal`: whom can() asks
- * about, undefined while there are no accounts (then everything is allowed, as before accounts). `session`: the
+ * `adminUser`: the name audit lines give (the user, `key:<id>`, the Admin login; undefined for a loopback client).
+ * `principal`: whom can() asks, undefined while there are no accounts (then everything is allowed). `session`: the
  * cookie's session id when that is what let the client in.
  */
 export type AdminEnv = {
-  Variables: { adminUser: AdminUser; principal: Principal | undefined; session: string | undefined };
+  Variables: { adminUser: string | undefined; principal: Principal | undefined; session: string | undefined };
 };
 
 /** The challenge for the admin routes; its own realm so a browser never offers an instance's credentials. */
 export const ADMIN_CHALLENGE = 'Basic realm="watchdog admin", charset="UTF-8"';
 
 /**
- * A Host header naming this machine (`localhost`, `*.localhost`, a loopback address), with or without a port.
- * Checked when access rests on the client being local: a page on another site that rebinds its DNS name to
- * 127.0.0.1 sends its own name as Host, so it cannot read the dashboard through the operator's browser.
+ * A Host naming this machine (`localhost`, `*.localhost`, a loopback address). Checked when access rests on the
+ * client being local: a page on another site that rebinds its DNS name to 127.0.0.1 sends its own name as Host.
  */
 export function isLoopbackHost(host: string | undefined): boolean {
   if (!host) return false;
@@ -56,65 +34,49 @@ export function isLoopbackHost(host: string | undefined): boolean {
 }
 
 type Decision =
-  | { ok: true; user: AdminUser; principal?: Principal; session?: string }
+  | { ok: true; user: string | undefined; principal?: Principal; session?: string }
   | { ok: false; status: 400 | 401 | 403 | 503; error: string; accounts?: true };
 
-/**
- * The access rule for the dashboard, `/events`, `/metrics` and `/api/*`: with accounts in the users file, the
- * account rule (account-access.ts); without, the one Admin login, or clients on this machine when there is none.
- */
-export async function decideAdminAccess(c: Context, opts: AdminAccessOptions): Promise<Decision> {
+/** The admin routes' rule: with accounts, the account rule; without, the Admin login, or else local clients. */
+export async function decideAdminAccess(c: Context, opts: Options): Promise<Decision> {
   const db = opts.users?.() ?? EMPTY_USERS;
   if (hasAccounts(db)) {
     const d = await decideAccountAccess(c, db, opts.admin?.(), opts.sessions, opts.trustedHeaders?.());
     if (!d.ok) return { ...d, accounts: true };
     return { ok: true, user: principalName(d.principal), principal: d.principal, session: d.session };
   }
-  return decideWithoutAccounts(c, opts);
-}
-
-function decideWithoutAccounts(c: Context, opts: AdminAccessOptions): Decision {
+  const refuse = (status: 401 | 403, error: string): Decision => ({ ok: false, status, error });
   const admin = opts.admin?.();
   if (admin) {
     const creds = parseBasicAuth(c.req.header('authorization'));
-    if (creds.kind === 'missing') return { ok: false, status: 401, error: 'admin credentials required (Basic auth)' };
+    if (creds.kind === 'missing') return refuse(401, 'admin credentials required (Basic auth)');
     if (creds.kind === 'malformed') return MALFORMED;
-    if (!isAdminLogin(admin, creds.user, creds.password))
-      return { ok: false, status: 401, error: 'wrong admin user name or password' };
+    if (!isAdminLogin(admin, creds.user, creds.password)) return refuse(401, 'wrong admin user name or password');
     return { ok: true, user: admin.username };
   }
   const client = clientOf(c);
   // Behind a proxy on this machine every client's socket comes from the loopback: a request that names a proxy
   // which is not in TrustedProxies is not taken for a local one.
-  if (client.untrustedProxy !== null && isLoopback(client.peer)) {
-    return {
-      ok: false,
-      status: 403,
-      error:
-        `this request came through a proxy on this machine (it sent ${client.untrustedProxy}), so its client is not ` +
+  if (client.untrustedProxy !== null && isLoopback(client.peer))
+    return refuse(
+      403,
+      `this request came through a proxy on this machine (it sent ${client.untrustedProxy}), so its client is not ` +
         'known to be local; list the proxy in TrustedProxies, or set Admin.Username and Admin.Password',
-    };
-  }
+    );
   // No address (no socket) is refused like a remote client: a missing address must never open the dashboard.
   // From a trusted proxy it is the forwarded client's address that must be local, not the proxy's.
-  const local = client.address !== undefined && isLoopback(client.address);
-  if (!local) {
-    return {
-      ok: false,
-      status: 403,
-      error:
-        'this page is served only to clients on this machine while no Admin is configured; ' +
+  if (client.address === undefined || !isLoopback(client.address))
+    return refuse(
+      403,
+      'this page is served only to clients on this machine while no Admin is configured; ' +
         'set Admin.Username and Admin.Password (or Admin.PasswordFile) in appsettings.yml to allow remote access',
-    };
-  }
+    );
   // The URL's host is the Host header as @hono/node-server builds it (and `localhost` under app.request()).
-  if (!isLoopbackHost(new URL(c.req.url).host)) {
-    return {
-      ok: false,
-      status: 403,
-      error: 'without Admin configured, open the dashboard as http://localhost:<port>/ or http://127.0.0.1:<port>/',
-    };
-  }
+  if (!isLoopbackHost(new URL(c.req.url).host))
+    return refuse(
+      403,
+      'without Admin configured, open the dashboard as http://localhost:<port>/ or http://127.0.0.1:<port>/',
+    );
   return { ok: true, user: undefined };
 }
 
@@ -123,11 +85,10 @@ const isPageVisit = (c: Context) =>
   c.req.method === 'GET' && c.req.header('sec-fetch-mode') === 'navigate' && !c.req.path.startsWith('/api/');
 
 /**
- * Middleware enforcing `decideAdminAccess`; the admitted client is `c.var.adminUser`, `c.var.principal` and
- * `c.var.session`. With accounts, a browser opening a page without a session is sent to `/login`, and a 401 to a
- * browser's script carries no Basic challenge (the login page is the way in, not the browser's own prompt).
+ * Middleware enforcing `decideAdminAccess`. With accounts, a browser opening a page without a session is sent to
+ * `/login`, and a 401 to a browser's script carries no Basic challenge (the login page is the way in).
  */
-export function adminAccess(opts: AdminAccessOptions): MiddlewareHandler<AdminEnv> {
+export function adminAccess(opts: Options): MiddlewareHandler<AdminEnv> {
   return async (c, next) => {
     const d = await decideAdminAccess(c, opts);
     if (!d.ok) {

@@ -16,9 +16,8 @@ import type { DashboardControl } from './schemas.ts';
 export type DashboardEnv = { Variables: AdminEnv['Variables'] & { instance: InstanceControl } };
 
 /**
- * The header the dashboard sends with every control request. A page on another site cannot add a custom header
- * to a cross-origin POST without a CORS preflight, which this daemon never answers, so a browser that holds the
- * admin credentials (or sits on the loopback) cannot be made to press the buttons (cross-site request forgery).
+ * Sent by the dashboard with every control request: a page on another site cannot add a custom header to a
+ * cross-origin POST without a CORS preflight, which this daemon never answers (cross-site request forgery).
  */
 export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
 
@@ -62,16 +61,11 @@ export const apiRouteDocs: readonly RouteDoc[] = [
 ];
 
 /** The instance folder `instances/<key>`: the parent of its `binaries/`. */
-export function instanceDir(instance: InstanceControl): string {
-  return dirname(instance.binariesDir());
-}
+export const instanceDir = (instance: InstanceControl): string => dirname(instance.binariesDir());
 
 /**
- * For the dashboard's control requests, after `adminAccess`: the dashboard's header, then the instance the path
- * names (set as `c.var.instance`). Without accounts an instance without an ApiToken refuses control, through the
- * dashboard too; with accounts users and keys control it by their rights on both paths, as `POST /instances/:key/…`
- * lets them. Refusals a client can repeat at will (no header, a made-up key) are rate-limited by source where they
- * are written; the missing ApiToken is audited like a refused control request.
+ * For the dashboard's control requests, after `adminAccess`: the dashboard's header, then `c.var.instance`. Without
+ * accounts an instance without an ApiToken refuses control here too, audited like a refused control request.
  */
 export function dashboardInstance(deps: HttpDeps): MiddlewareHandler<DashboardEnv> {
   const { registry, bus, log } = deps;
@@ -97,10 +91,7 @@ export function dashboardInstance(deps: HttpDeps): MiddlewareHandler<DashboardEn
   };
 }
 
-/**
- * The dashboard's admin routes: `GET /api/instances` and `POST /api/instances/:key/<verb>`, carried out by the same
- * `carryOut` as `POST /instances/:key/<verb>` (control.ts), audited with the admin user's name.
- */
+/** `GET /api/instances`, `GET /api/me` and `POST /api/instances/:key/<verb>`, audited with the admin user's name. */
 export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
   const { registry } = deps;
   const app = new Hono<DashboardEnv>();
@@ -116,12 +107,10 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
     ),
   );
 
-  // Who the client is and what it may do on each instance it can see, for the page to show only that.
   app.get('/api/me', access, (c) => c.json(meOf(c, deps)));
 
   const instance = dashboardInstance(deps);
   for (const verb of CONTROL_VERBS) {
-    // The permission of the instance route this one mirrors: POST /instances/:key/<verb>.
     const row = `POST /instances/:key/${verb}` satisfies InstanceRoute;
     app.post(`/api/instances/:key/${verb}`, access, needs(deps, row), instance, async (c) => {
       const user = c.var.adminUser;

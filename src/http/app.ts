@@ -24,14 +24,13 @@ import { methodPath } from './route-doc.ts';
 import { userRoutes } from './user-routes.ts';
 
 /**
- * The watchdog's HTTP API (README "HTTP API"); `startHttpServer` listens. Each sub-app puts its authentication in
- * front of each handler, never under a path prefix: the sub-apps share prefixes (`/instances` also serves the open
- * binaries), and Hono runs middleware in registration order, so a route registered before a prefix guard is unguarded.
+ * The watchdog's HTTP API. Each sub-app puts its authentication in front of each handler, never under a path prefix:
+ * the sub-apps share prefixes (`/instances` also serves the open binaries), and a route registered before a prefix
+ * guard would be unguarded.
  */
 export function createApp(given: HttpDeps): Hono {
   const app = new Hono();
-  // One session store and one set of login limits, shared by the login routes and every adminAccess; one record of
-  // the recent events, for the page and `/events` alike.
+  // One of each, shared by the login routes, every adminAccess, the page and `/events`.
   const deps = {
     ...given,
     sessions: given.sessions ?? createSessionStore(() => DEFAULT_SESSIONS),
@@ -39,8 +38,8 @@ export function createApp(given: HttpDeps): Hono {
     recent: given.recent ?? recordRecentEvents(given.bus),
   };
 
-  // Before every route (Hono runs middleware in registration order): who the client is (TrustedProxies), and no
-  // state-changing request a browser sent on behalf of another site.
+  // Before every route: who the client is (TrustedProxies), and no state-changing request a browser sent on behalf
+  // of another site.
   app.use(
     '*',
     clientAddresses(() => deps.trustedProxies?.() ?? []),
@@ -49,16 +48,12 @@ export function createApp(given: HttpDeps): Hono {
   app.route('/instances', controlRoutes(deps));
   app.route('/instances', binariesRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
-  for (const routes of [logRoutes, backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes])
-    app.route('/', routes(deps));
-  app.route('/', loginRoutes(deps));
-  app.route('/', oidcRoutes(deps));
-  app.route('/', eventRoutes(deps));
+  const atRoot = [logRoutes, backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes];
+  for (const routes of [...atRoot, loginRoutes, oidcRoutes, eventRoutes]) app.route('/', routes(deps));
   app.route('/', apiRoutes(deps));
   app.route('/', userRoutes(deps));
 
-  // A known path asked with another method: 405 with `Allow` (as the real watchdog's ASP.NET routing answers), for
-  // each path whose route table lists 405; last, so it never shadows a handler.
+  // Another method on a known path: 405 with `Allow`, as ASP.NET answers; last, so it never shadows a handler.
   const allowed = new Map<string, string[]>();
   for (const doc of ROUTE_DOCS) {
     const { method, path } = methodPath(doc);

@@ -1,34 +1,24 @@
-import { type Bus, type BusEvents, subscribe } from '../bus.ts';
+import { type Bus, subscribe } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
 import { createRotatingLogWriter } from '../process/log-writer.ts';
 import { createLogWindow } from './log-window.ts';
 import { refusedSummary, sourceOf } from './refused.ts';
 
-export interface AuditLog {
-  /** Stops listening; what was accepted is already written (appends are synchronous). */
-  close(): Promise<void>;
-}
-
-export interface AuditLogOptions {
+/**
+ * Appends every control event, login, logout and user change to `file` as a JSON line (ISO `time` beside `at`; an
+ * unknown user or address is `null`). Requests refused before their credentials were accepted: the first per source
+ * in full, then a `summary` line per `refusedEveryMs` (`Timing.RefusedRequestLogSeconds`). `rotation` is read at
+ * each line; a write failure is logged once and retried every `retryMs`, never thrown into the bus.
+ */
+export function createAuditLog(opts: {
   file: string;
   bus: Bus;
   log?: Logger;
-  /** `Logs.AuditLogMaxBytes` / `Logs.AuditLogFiles`, read at each line (a reload applies at once); 10 MB × 5 by default. */
   rotation?: () => LogRotation;
-  /** `Timing.RefusedRequestLogSeconds` in ms: how often a source's further refusals are summarised. */
   refusedEveryMs?: () => number;
-  /** `Timing.LogRetrySeconds` in ms: how often to try again while the file cannot be written. */
   retryMs?: number;
-}
-
-/**
- * Appends every `control` event, login, logout and user changed over HTTP past the credentials to `file` as a JSON line (ISO `time` beside
- * `at`; an unknown user or address is `null`). Requests refused before that (`daemon:request-refused`) go like the
- * rejected check-in log: the first per source in full, then a `summary` line per interval. The file rotates by size,
- * and a write failure is logged once and retried later, never thrown into the bus.
- */
-export function createAuditLog(opts: AuditLogOptions): AuditLog {
+}): { close(): Promise<void> } {
   const log = opts.log ?? createLogger('audit');
   const retryMs = opts.retryMs ?? 5000;
   const out = createRotatingLogWriter(opts.file, opts.rotation ?? DEFAULT_ROTATION, {
@@ -52,72 +42,59 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const write = (line: { at: number } & Record<string, unknown>) =>
     out.writeLine(JSON.stringify({ time: new Date(line.at).toISOString(), ...line }));
 
-  const onControl = (e: BusEvents['instance:control']) => {
-    // null rather than an absent field, so every line has the same keys.
-    write({
-      ...e,
-      user: e.user ?? null,
-      remote: e.remote ?? null,
-      reason: e.reason ?? null,
-    });
-  };
   const refusals = createLogWindow({
     everyMs: opts.refusedEveryMs ?? (() => 60_000),
-    onSummary: (s) => {
+    onSummary: (s) =>
       write({
         summary: refusedSummary(s.bucket, s.count, s.seconds),
         remote: s.bucket,
         refused: s.count,
         seconds: s.seconds,
         at: Date.now(),
+      }),
+  });
+  const unsubscribe = subscribe(opts.bus, {
+    // null rather than an absent field, so every line has the same keys.
+    'instance:control': (e) =>
+      write({ ...e, user: e.user ?? null, remote: e.remote ?? null, reason: e.reason ?? null }),
+    'daemon:request-refused': (e) => {
+      if (!refusals.admit(sourceOf(e.remote))) return;
+      write({
+        key: e.key ?? null,
+        action: e.action,
+        user: e.user ?? null,
+        remote: e.remote ?? null,
+        status: e.status,
+        result: 'refused',
+        reason: e.reason,
+        route: e.route,
+        at: e.at,
       });
     },
-  });
-  const onRefused = (e: BusEvents['daemon:request-refused']) => {
-    if (!refusals.admit(sourceOf(e.remote))) return;
-    write({
-      key: e.key ?? null,
-      action: e.action,
-      user: e.user ?? null,
-      remote: e.remote ?? null,
-      status: e.status,
-      result: 'refused',
-      reason: e.reason,
-      route: e.route,
-      at: e.at,
-    });
-  };
-  // A login names its user; a failed one is a stranger's to repeat, so it is rate-limited by source as refusals are.
-  const onLogin = (e: BusEvents['daemon:login']) => {
-    if (e.result !== 'ok' && !refusals.admit(sourceOf(e.remote))) return;
-    write({
-      action: 'login',
-      user: e.user,
-      remote: e.remote ?? null,
-      result: e.result,
-      at: e.at,
-    });
-  };
-  const onLogout = (e: BusEvents['daemon:logout']) =>
-    write({ action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at });
-  // Who changed whose account: `user` is the actor, as on every other line.
-  const onUserChanged = (e: BusEvents['daemon:user-changed']) =>
-    write({
-      action: e.action,
-      user: e.by ?? null,
-      name: e.name,
-      roles: e.roles ?? null,
-      ...(e.keyId === undefined ? {} : { keyId: e.keyId }),
-      remote: e.remote ?? null,
-      result: 'accepted',
-      at: e.at,
-    });
-  const unsubscribe = subscribe(opts.bus, {
-    'instance:control': onControl,
-    'daemon:request-refused': onRefused,
-    'daemon:login': onLogin,
-    'daemon:logout': onLogout,
-    'daemon:user-changed': onUserChanged,
+    // A login names its user; a failed one is a stranger's to repeat, so it is rate-limited by source as refusals are.
+    'daemon:login': (e) => {
+      if (e.result !== 'ok' && !refusals.admit(sourceOf(e.remote))) return;
+      write({
+        action: 'login',
+        user: e.user,
+        remote: e.remote ?? null,
+        result: e.result,
+        at: e.at,
+      });
+    },
+    'daemon:logout': (e) => write({ action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at }),
+    // Who changed whose account: `user` is the actor, as on every other line.
+    'daemon:user-changed': (e) =>
+      write({
+        action: e.action,
+        user: e.by ?? null,
+        name: e.name,
+        roles: e.roles ?? null,
+        ...(e.keyId === undefined ? {} : { keyId: e.keyId }),
+        remote: e.remote ?? null,
+        result: 'accepted',
+        at: e.at,
+      }),
   });
 
   return {

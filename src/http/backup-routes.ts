@@ -1,10 +1,10 @@
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import { requester } from '../notify/messages.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import type { BackupListing } from '../supervisor/status.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
-import { auditControl, type Caller } from './control.ts';
+import { type Answer, auditControl, type Caller, reply } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress } from './request-info.ts';
@@ -58,7 +58,7 @@ async function list(instance: InstanceControl): Promise<Answer<BackupListing[]>>
   return { status: 200, body: await instance.backups.list() };
 }
 
-/** Takes a snapshot now. A control request: audited (`instance:control`, action `backup`) whether it worked or not. */
+/** A control request: audited, as action `backup`, whether it worked or not. */
 async function take(deps: HttpDeps, instance: InstanceControl, caller: Caller): Promise<Answer<BackupListing>> {
   const audit = (status: number, error?: string) =>
     auditControl(deps.bus, instance.key, 'backup', caller, { status, ...(error ? { error } : {}) });
@@ -78,13 +78,7 @@ async function take(deps: HttpDeps, instance: InstanceControl, caller: Caller): 
   }
 }
 
-type Answer<T> = { status: 200; body: T } | { status: 404 | 500 | 507; error: string };
-const reply = <T>(c: Context, a: Answer<T>) => ('error' in a ? c.json({ error: a.error }, a.status) : c.json(a.body));
-
-/**
- * `GET` and `POST /instances/:key/backups` (Basic `<key>:<ApiToken>`) and the dashboard's
- * `/api/instances/:key/backups` (the dashboard rule and header): list the snapshots, or take one now. Mounted at `/`.
- */
+/** `GET|POST /instances/:key/backups` and the dashboard's `/api/instances/:key/backups`; mounted at `/`. */
 export function backupRoutes(deps: HttpDeps): Hono {
   const api = new Hono<InstanceEnv>();
   api.get('/instances/:key/backups', apiToken(deps, 'status', 'GET /instances/:key/backups'), async (c) =>

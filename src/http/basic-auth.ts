@@ -1,10 +1,5 @@
-/** The outcome of reading an `Authorization` header as HTTP Basic (RFC 7617). */
-export type BasicCredentials =
-  | { kind: 'ok'; user: string; password: string }
-  /** No header, or another scheme: the client should be challenged (401 + WWW-Authenticate). */
-  | { kind: 'missing' }
-  /** Basic, but the credentials are not base64 of `user:password` (400). */
-  | { kind: 'malformed' };
+/** `missing`: no header or another scheme (401 with the challenge); `malformed`: not base64 of `user:password`. */
+type BasicCredentials = { kind: 'ok'; user: string; password: string } | { kind: 'missing' } | { kind: 'malformed' };
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -18,9 +13,8 @@ function decodeBase64(text: string): Uint8Array | null {
 }
 
 /**
- * Parses `Authorization: Basic <base64(user:password)>`. The scheme name is case-insensitive, and the password is
- * everything after the FIRST colon, so tokens containing `:` work (the real watchdog's `AuthorizationUtility.cs`
- * splits on every colon and refuses them).
+ * RFC 7617. The password is everything after the FIRST colon, so tokens containing `:` work (the real watchdog's
+ * `AuthorizationUtility.cs` splits on every colon and refuses them).
  */
 export function parseBasicAuth(header: string | undefined | null): BasicCredentials {
   if (!header) return { kind: 'missing' };
@@ -39,5 +33,4 @@ export function parseBasicAuth(header: string | undefined | null): BasicCredenti
   return { kind: 'ok', user: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
-/** The challenge sent with every 401. */
 export const WWW_AUTHENTICATE = 'Basic realm="watchdog"';

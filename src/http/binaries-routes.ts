@@ -4,10 +4,7 @@ import { denied, instanceFor } from './instance-auth.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import { decodeSegments, openLocated, resolveInside, sendFile } from './safe-path.ts';
 
-const contentType = (name: string): string =>
-  name.toLowerCase().endsWith('.zip') ? 'application/zip' : 'application/octet-stream';
-
-/** This route for the OpenAPI document (route-doc.ts); HEAD is answered too. */
+/** HEAD is answered too. */
 export const binariesRouteDocs: readonly RouteDoc[] = [
   {
     route: 'get /instances/{key}/binaries/{path}',
@@ -23,10 +20,7 @@ export const binariesRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/**
- * `GET|HEAD /:key/binaries/*`, no auth, mounted at `/instances`: the files of the instance's `binaries/` folder
- * (the client zip the launcher downloads). Streams the file; never lists folders; nothing outside is reachable.
- */
+/** `GET /:key/binaries/*`, no auth, mounted at `/instances`: the files the launcher downloads, never a listing. */
 export function binariesRoutes({ registry }: HttpDeps): Hono {
   const app = new Hono();
 
@@ -42,16 +36,14 @@ export function binariesRoutes({ registry }: HttpDeps): Hono {
     if (!decoded.ok) return c.json({ error: decoded.reason }, decoded.status);
 
     const found = await resolveInside(instance.binariesDir(), decoded.segments);
-    if (found.kind !== 'ok') return c.json({ error: 'not found' }, 404);
-
-    const opened = await openLocated(found.path);
+    const opened = found === null ? null : await openLocated(found);
     if (opened === null || 'refused' in opened || !opened.stats.isFile()) {
       if (opened && 'file' in opened) await opened.file.close();
       return c.json({ error: 'not found' }, 404);
     }
     const { file, stats } = opened;
     return sendFile(c, file, 200, {
-      'Content-Type': contentType(found.path),
+      'Content-Type': found?.toLowerCase().endsWith('.zip') ? 'application/zip' : 'application/octet-stream',
       'Content-Length': String(stats.size),
       'Last-Modified': stats.mtime.toUTCString(),
     });

@@ -7,14 +7,6 @@ import type { ConnectionFigures } from '../metrics/collector.ts';
 /** Why a connection was refused or evicted: the total cap, or its source's. Bounded labels for the metrics. */
 type ConnectionCap = keyof ConnectionFigures['refused'];
 
-export interface ConnectionGuard {
-  /** Puts a listening server's connections under the caps (every server of the daemon shares them). */
-  attach(server: Server): void;
-  /** The connection carried an accepted check-in: it is never evicted. */
-  trust(socket: Socket): void;
-  counts(): ConnectionFigures;
-}
-
 interface Held {
   source: string;
   /** Requests in flight (headers received, response not finished): such a connection is never evicted. */
@@ -33,10 +25,10 @@ const REFUSAL =
  * Caps the daemon's HTTP connections, in total and per client address, without starving check-ins. At a cap the
  * new connection takes the place of one that never carried an accepted check-in: the oldest that has not completed
  * a request, else the oldest idle one, else the oldest in flight; only when every one carried a check-in is the new
- * one refused. So idle connections holding every slot lose the oldest to each new client, and the per-source cap
- * (game servers and strangers may share 127.0.0.1) never refuses a client while an idle stranger holds a slot.
+ * one refused. So the per-source cap (game servers and strangers may share 127.0.0.1) never refuses a client while
+ * an idle stranger holds a slot.
  */
-export function createConnectionGuard(limits: { maxConnections: number; maxPerSource: number }): ConnectionGuard {
+export function createConnectionGuard(limits: { maxConnections: number; maxPerSource: number }) {
   // Insertion order is connection order: the first evictable one found is the oldest.
   const held = new Map<Socket, Held>();
   const bySource = new Map<string, Set<Socket>>();
@@ -44,9 +36,8 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
   const evicted: Record<ConnectionCap, number> = { total: 0, source: 0 };
 
   /**
-   * The connection to give way, in the order above. An idle keep-alive one comes second: its client reconnects, but
-   * a CLI that reuses it may see a reset. A busy one comes last, not never: a body trickled in byte by byte keeps a
-   * request in flight as surely as a dashboard's event stream does, and supervision comes before either.
+   * The connection to give way, in the order above. An idle keep-alive one comes second: a CLI reusing it may see a
+   * reset. A busy one comes last, not never: a body trickled in byte by byte keeps a request in flight too.
    */
   const evictable = (sockets: Iterable<Socket>): Socket | undefined => {
     let idle: Socket | undefined;
@@ -102,7 +93,8 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
   };
 
   return {
-    attach(server) {
+    /** Puts a listening server's connections under the caps (every server of the daemon shares them). */
+    attach(server: Server) {
       // After node:http's own listener (added when the server was made): a socket destroyed here simply closes.
       server.on('connection', admit);
       server.on('request', (req, res) => {
@@ -115,29 +107,17 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
         });
       });
     },
-    trust(socket) {
+    /** The connection carried an accepted check-in: it is never evicted. */
+    trust(socket: Socket) {
       const h = held.get(socket);
       if (h) h.trusted = true;
     },
-    counts: () => ({ open: held.size, refused: { ...refused }, evicted: { ...evicted } }),
+    counts: (): ConnectionFigures => ({ open: held.size, refused: { ...refused }, evicted: { ...evicted } }),
   };
 }
 
-/** Caps and timeouts for the daemon's listening sockets, in numbers (connection-guard.ts, server.ts). */
-export interface ConnectionLimits {
-  maxConnections: number;
-  maxPerSource: number;
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-}
-
-/** Descriptors kept for launches (pipes), logs, data.json and the daemon itself, whatever connections do. */
-const KEEP_FREE = 64;
-/** Past this, more connections buy nothing a watchdog needs, and each costs memory. */
-const CEILING = 4096;
-/** A process with no readable limit (not Linux): Node's usual soft limit elsewhere is far above this. */
-const UNKNOWN_LIMIT = 1024;
+export type ConnectionLimits = ReturnType<typeof connectionLimits>;
+export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
 
 /** The soft "Max open files" limit of this process, from `/proc/self/limits`; null where that cannot be read. */
 export function descriptorLimit(text?: string): number | null {
@@ -156,13 +136,13 @@ export function descriptorLimit(text?: string): number | null {
 }
 
 /**
- * The limits in effect: what `Connections` sets, and for the caps it leaves unset, half the descriptor limit (at
- * least 8, at most 4096, and always leaving 64 descriptors free), a source half of that. Half, so that launches,
- * log files, downloads and the webhook always find a descriptor however many connections strangers open.
+ * What `Connections` sets, and for the caps it leaves unset half the descriptor limit (1024 where it cannot be read),
+ * at least 8, at most 4096 (more buy a watchdog nothing), always leaving 64 free; a source half of that. Half, so
+ * that launches, log files, downloads and the webhook always find a descriptor however many connections strangers open.
  */
-export function connectionLimits(settings: ConnectionsSettings, fdLimit = descriptorLimit()): ConnectionLimits {
-  const fds = fdLimit ?? UNKNOWN_LIMIT;
-  const derived = Math.max(8, Math.min(CEILING, Math.floor(fds / 2), fds - KEEP_FREE));
+export function connectionLimits(settings: ConnectionsSettings, fdLimit = descriptorLimit()) {
+  const fds = fdLimit ?? 1024;
+  const derived = Math.max(8, Math.min(4096, Math.floor(fds / 2), fds - 64));
   const maxConnections = settings.MaxConnections ?? derived;
   return {
     maxConnections,

@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Bus } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
 import { commandProblem, MAX_COMMAND_BYTES } from '../config/sections/console-hub.ts';
@@ -13,24 +12,18 @@ import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-ro
 import { auditControl, type ControlRequest } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { remoteAddress, shownKey } from './request-info.ts';
+import { limitBody, remoteAddress, shownKey } from './request-info.ts';
 import { needs } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
-/**
- * `Console.CommandsPerMinute` per caller: each caller (instance, user and address) may send that many commands in
- * any 60 s. Callers are kept only while they have commands inside the window, and the table is bounded, so a flood
- * of made-up callers cannot grow it (they are behind credentials anyway).
- */
 const WINDOW_MS = 60_000;
 const MAX_CALLERS = 1000;
 
-export interface ConsoleRate {
-  /** Takes one command for `caller` when under `perMinute`; false (and nothing taken) when over it. */
-  admit(caller: string, perMinute: number, now?: number): boolean;
-}
-
-export function createConsoleRate(): ConsoleRate {
+/**
+ * `Console.CommandsPerMinute` per caller (instance, user and address), in any 60 s. `admit` takes one command, or
+ * says false and takes nothing. The table is bounded, so made-up callers cannot grow it.
+ */
+export function createConsoleRate() {
   const sent = new Map<string, number[]>();
   const prune = (now: number) => {
     for (const [caller, times] of sent) {
@@ -40,7 +33,7 @@ export function createConsoleRate(): ConsoleRate {
     }
   };
   return {
-    admit(caller, perMinute, now = monotonicMs()) {
+    admit(caller: string, perMinute: number, now = monotonicMs()): boolean {
       const times = (sent.get(caller) ?? []).filter((t) => now - t < WINDOW_MS);
       if (times.length >= perMinute) return false;
       times.push(now);
@@ -91,26 +84,21 @@ type Answer = { status: 200 } | { status: 400 | 403 | 409 | 413 | 429 | 500; err
 
 type Caller = Pick<ControlRequest, 'user' | 'remote' | 'via'>;
 
-/** The command of a `{"command": "…"}` body, or why there is none. */
-async function readCommand(c: Context): Promise<string | { error: string }> {
-  const body: unknown = await c.req.json().catch(() => undefined);
-  const command = typeof body === 'object' && body !== null ? (body as { command?: unknown }).command : undefined;
-  return typeof command === 'string' ? command : { error: 'expected a JSON body {"command": "<console command>"}' };
-}
-
 /**
- * Answers one console request, from either route: console on, the command well formed, the caller within its
- * rate, then written to the server. Every request that got this far (sent or refused) is audited with who sent it
- * and the command (`instance:control`, action `console`), and logged without the command: it may hold a secret.
+ * Answers one console request, from either route. Every request that got this far is audited with who sent it and
+ * the command, and logged without the command: it may hold a secret.
  */
 async function send(
-  deps: { bus: Bus; log: Logger; rate: ConsoleRate },
+  deps: { bus: Bus; log: Logger; rate: ReturnType<typeof createConsoleRate> },
   c: Context,
   instance: InstanceControl,
   user: string | undefined,
   via: Caller['via'],
 ): Promise<Response> {
-  const command = await readCommand(c);
+  const body: unknown = await c.req.json().catch(() => undefined);
+  const given = typeof body === 'object' && body !== null ? (body as { command?: unknown }).command : undefined;
+  const command =
+    typeof given === 'string' ? given : { error: 'expected a JSON body {"command": "<console command>"}' };
   const caller: Caller = { user, remote: remoteAddress(c), via };
   const answer = await attempt(deps.rate, instance, command, caller);
   const sent = typeof command === 'string' ? command.slice(0, MAX_COMMAND_BYTES) : null;
@@ -123,7 +111,7 @@ async function send(
 }
 
 async function attempt(
-  rate: ConsoleRate,
+  rate: ReturnType<typeof createConsoleRate>,
   instance: InstanceControl,
   command: string | { error: string },
   caller: Caller,
@@ -148,16 +136,11 @@ async function attempt(
   }
 }
 
-const tooLarge = (c: Context) => c.json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` }, 413);
-
-/**
- * `POST /instances/:key/console` (Basic `<key>:<ApiToken>`) and the dashboard's `POST /api/instances/:key/console`
- * (the dashboard rule and header): one command line to the server's console. Mounted at `/`.
- */
+/** `POST /instances/:key/console` and the dashboard's `POST /api/instances/:key/console`; mounted at `/`. */
 export function consoleRoutes(deps: HttpDeps): Hono {
   const rate = createConsoleRate();
   const ctx = { bus: deps.bus, log: deps.log, rate };
-  const limit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+  const limit = limitBody(MAX_BODY_BYTES);
 
   const api = new Hono<InstanceEnv>();
   api.post('/instances/:key/console', apiToken(deps, 'control', 'POST /instances/:key/console'), limit, (c) =>

@@ -1,6 +1,6 @@
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
-import { CONTROL_VERBS, type ControlVerb, carryOut, controlRequestOf, HOLD_DEFAULT_MINUTES } from './control.ts';
+import { CONTROL_VERBS, type ControlVerb, carryOut, controlRequestOf, HOLD_DEFAULT_MINUTES, reply } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, checkinSecret, type InstanceEnv } from './instance-auth.ts';
 import { errors, type QueryDoc, type RouteDoc } from './route-doc.ts';
@@ -9,7 +9,6 @@ const ACTIONS = CONTROL_VERBS.filter(
   (v): v is Exclude<ControlVerb, 'hold' | 'release'> => v !== 'hold' && v !== 'release',
 );
 
-/** The `when` query parameter of restart and update, as the OpenAPI document describes it. */
 const WHEN_DOC = {
   name: 'when',
   type: 'string',
@@ -17,38 +16,35 @@ const WHEN_DOC = {
     'restart and update: Now (graceful shutdown at once), RoundEnd (the server leaves when its round ends) or Empty (when it reports 0 players); forced after Maintenance.MaxDelayMinutes. A restart without it is immediate',
 } as const;
 
-/** The query parameters a control verb reads, for the OpenAPI document of both control paths. */
-export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
-  if (action === 'restart' || action === 'update') return { query: [WHEN_DOC] };
-  if (action === 'rollback')
-    return {
-      query: [
-        {
-          name: 'withData',
-          type: 'string',
-          description:
-            'true: also put back the data snapshot taken before the installed build was installed (the current data is snapshotted first); 409 when there is none',
-        },
-      ],
-    };
-  if (action === 'restore')
-    return {
-      query: [
-        {
-          ...WHEN_DOC,
-          description:
-            "when the server is stopped for the restore: Now, RoundEnd or Empty, as a restart (default: the instance's Maintenance.When)",
-        },
-        {
-          name: 'backup',
-          type: 'string',
-          description:
-            'required: the snapshot to put back (GET /instances/{key}/backups lists them); the server is stopped gracefully (at the moment `when` names), the current data snapshotted, the snapshot restored and the server started',
-        },
-      ],
-    };
-  return {};
-}
+const QUERY_DOCS: Partial<Record<ControlVerb, QueryDoc[]>> = {
+  restart: [WHEN_DOC],
+  update: [WHEN_DOC],
+  rollback: [
+    {
+      name: 'withData',
+      type: 'string',
+      description:
+        'true: also put back the data snapshot taken before the installed build was installed (the current data is snapshotted first); 409 when there is none',
+    },
+  ],
+  restore: [
+    {
+      ...WHEN_DOC,
+      description:
+        "when the server is stopped for the restore: Now, RoundEnd or Empty, as a restart (default: the instance's Maintenance.When)",
+    },
+    {
+      name: 'backup',
+      type: 'string',
+      description:
+        'required: the snapshot to put back (GET /instances/{key}/backups lists them); the server is stopped gracefully (at the moment `when` names), the current data snapshotted, the snapshot restored and the server started',
+    },
+  ],
+};
+
+/** The query parameters a control verb reads, for the OpenAPI document of both control routes. */
+export const controlQueryDocs = (action: ControlVerb): { query?: QueryDoc[] } =>
+  QUERY_DOCS[action] ? { query: QUERY_DOCS[action] } : {};
 
 export const controlRouteDocs: readonly RouteDoc[] = [
   ...ACTIONS.map(
@@ -99,20 +95,16 @@ export const controlRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/**
- * `POST /:key/{restart,update,stop,rollback,hold,release}` and `GET /:key/status`, Basic `<key>:<ApiToken>`, mounted
- * at `/instances`; carried out by control.ts as the dashboard's are. A wrong method is answered 405 before any check.
- */
+/** `POST /:key/<verb>` and `GET /:key/status`, mounted at `/instances`. */
 export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
   for (const verb of CONTROL_VERBS) {
     app.post(`/:key/${verb}`, apiToken(deps, 'control', `POST /instances/:key/${verb}`), async (c) => {
       const { instance, user } = c.var;
-      // A hold without a reason says whose it is (its chat notice too); an ApiToken names no one.
+      // A hold without a reason says whose it is; an ApiToken names no one.
       const holdReason = user === instance.key ? '' : `held by ${user}`;
       const req = controlRequestOf(c, instance.key, user, { holdReason, via: 'api' });
-      const answer = await carryOut(deps, instance, verb, req);
-      return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.body('', 200);
+      return reply(c, await carryOut(deps, instance, verb, req));
     });
   }
 
@@ -123,11 +115,7 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   return app;
 }
 
-/**
- * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in is
- * emitted as `instance:checkin-rejected` with its reason (instance-auth.ts). The connection of an accepted one is trusted
- * (`deps.trustCheckin`), so the connection guard never evicts it.
- */
+/** `POST /:key/ping`, mounted at `/server_api`; an accepted check-in's connection is never evicted. */
 export function pingRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
   app.post('/:key/ping', checkinSecret(deps), (c) => {

@@ -18,25 +18,33 @@ export const HOLD_DEFAULT_MINUTES = 60;
 /** Taken (done in the background), or refused at once with a reason a person can act on. */
 export type ControlAnswer = { status: 200 } | { status: 400 | 409; error: string };
 
-/** Who sent a control request whose credentials were accepted, and what it asked beyond the verb. */
+/** A route's answer: `body` as JSON (none: an empty 200), or `{ error }`. */
+export type Answer<T = unknown> =
+  | { status: 200 | 201; body?: T }
+  | { status: 400 | 403 | 404 | 409 | 413 | 429 | 500 | 507; error: string };
+export const reply = (c: Context, a: Answer): Response =>
+  'error' in a
+    ? c.json({ error: a.error }, a.status)
+    : a.body === undefined
+      ? c.body('', a.status)
+      : c.json(a.body, a.status);
+
+/**
+ * A control request whose credentials were accepted. `user`: whom they named (undefined: a loopback client); `by`:
+ * who asked, in words, for the chat message (`with its API token from 127.0.0.1`); `holdReason`: a hold's reason
+ * when the request gives none; `via`: the route, for the daemon's log line.
+ */
 export interface ControlRequest {
-  /** The query parameter `name` (`when`, `minutes`, `reason`). */
   query: (name: string) => string | undefined;
-  /** The user the credentials named: the key (ApiToken), the admin, or undefined (a loopback client). */
   user: string | undefined;
   remote: string | undefined;
-  /** Who asked, in words, for the chat message and a remembered stop: `with its API token from 127.0.0.1`. */
   by: string;
-  /** A hold's reason when the request gives none. */
   holdReason: string;
-  /** Which route it came through, for the daemon's log line. */
   via: 'api' | 'dashboard';
 }
 
-/** Who sent a request whose credentials were accepted, and from where. */
 export type Caller = Pick<ControlRequest, 'user' | 'remote'>;
 
-/** The control request a route received: its query parameters, who its credentials named and from where. */
 export function controlRequestOf(
   c: Context,
   key: string,
@@ -50,18 +58,9 @@ export function controlRequestOf(
 const isPolicy = (when: string): when is MaintenancePolicy =>
   (MAINTENANCE_POLICIES as readonly string[]).includes(when);
 
-/** A yes/no query parameter: true, false, 1, 0 or absent (false); anything else is a 400 saying so. */
-function flag(req: ControlRequest, name: string): boolean | { status: 400; error: string } {
-  const text = req.query(name);
-  if (text === undefined || text === 'false' || text === '0') return false;
-  if (text === 'true' || text === '1' || text === '') return true;
-  return { status: 400, error: `${name} must be true or false, not "${text}"` };
-}
-
 /**
- * What a verb asks of the instance, or why it cannot be done. The instance is asked for its refusal before
- * anything is sent, so a request the machine would refuse is answered 409 with the reason instead of being taken
- * and then logged as refused. A rollback with data and a restore also need their snapshot to exist.
+ * What a verb asks of the instance, or why it cannot be done. The instance is asked for its refusal before anything
+ * is sent, so a request the machine would refuse is answered 409 with the reason rather than taken and then refused.
  */
 async function perform(instance: InstanceControl, verb: ControlVerb, req: ControlRequest): Promise<ControlAnswer> {
   if (verb === 'hold') {
@@ -80,8 +79,10 @@ async function perform(instance: InstanceControl, verb: ControlVerb, req: Contro
     return { status: 400, error: `when must be one of ${MAINTENANCE_POLICIES.join(', ')}, not "${when}"` };
   if (when !== undefined && verb !== 'restart' && verb !== 'update' && verb !== 'restore')
     return { status: 400, error: `when applies to restart, update and restore only, not ${verb}` };
-  const withData = flag(req, 'withData');
-  if (typeof withData !== 'boolean') return withData;
+  const flag = req.query('withData');
+  const withData = flag !== undefined && flag !== 'false' && flag !== '0';
+  if (withData && !['true', '1', ''].includes(flag))
+    return { status: 400, error: `withData must be true or false, not "${flag}"` };
   if (withData && verb !== 'rollback') return { status: 400, error: `withData applies to rollback only, not ${verb}` };
   const snapshot = req.query('backup');
   if (verb === 'restore' && !snapshot)
@@ -114,10 +115,7 @@ async function missingSnapshot(
     : 'no snapshot was taken before the installed build was installed; roll back without withData to keep the current data';
 }
 
-/**
- * Puts a request whose credentials were accepted on the bus for the audit log and the dashboard
- * (`instance:control`): a control verb, a backup, a console command (`command`) or a download (`file`).
- */
+/** A request past its credentials, for the audit log and the dashboard: a verb, backup, console command or download. */
 export function auditControl(
   bus: Bus,
   key: string,
@@ -139,10 +137,7 @@ export function auditControl(
   });
 }
 
-/**
- * The one way a control request is carried out, for `/instances/:key/<verb>` and the dashboard's
- * `/api/instances/:key/<verb>` alike: performs it or says why not, audits it on the bus, and logs it.
- */
+/** Carries out a control request from either route: performs it or says why not, audits it, and logs it. */
 export async function carryOut(
   deps: { bus: Bus; log: Logger },
   instance: InstanceControl,

@@ -1,19 +1,17 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Bus } from '../bus.ts';
+import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { shownKey } from './request-info.ts';
 
-/** Methods that change nothing; every other one is a state-changing request. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The check-in routes: game servers post there, and they are no browsers. */
 const CHECKIN_PREFIX = '/server_api/';
 
 /**
- * Why a browser marked this request as sent on behalf of another site, or null when it did not. A browser that
- * once answered a Basic-auth prompt sends those credentials with any form POST to this origin, from any page; it
- * also says where the request comes from, in `Sec-Fetch-Site` and `Origin`, which a page cannot change. The CLI,
- * a build CDN and curl send neither, and stay unaffected. `ownOrigins` are the daemon's own (`BaseUrl`, the
- * addresses it listens on); an Origin naming the host the request was addressed to (its Host) is own too.
+ * Why a browser marked this request as sent on behalf of another site, or null. A browser that once answered a
+ * Basic-auth prompt sends those credentials with any form POST to this origin, from any page; it also says where the
+ * request comes from (`Sec-Fetch-Site`, `Origin`), which a page cannot change. The CLI, a CDN and curl send neither.
+ * An Origin naming one of `ownOrigins`, or the request's Host, is own.
  */
 export function crossSiteReason(
   header: (name: string) => string | undefined,
@@ -31,14 +29,7 @@ export function crossSiteReason(
   return null;
 }
 
-/** The URL `text` is, or null for junk. */
-function urlOf(text: string): URL | null {
-  try {
-    return new URL(text);
-  } catch {
-    return null;
-  }
-}
+const urlOf = (text: string): URL | null => (URL.canParse(text) ? new URL(text) : null);
 
 function isOwnOrigin(origin: string, host: string | undefined, ownOrigins: readonly string[]): boolean {
   const url = urlOf(origin);
@@ -63,12 +54,8 @@ function decodeURIComponentSafe(s: string): string {
   }
 }
 
-/**
- * Refuses, with 403 and a refused-request fact (`daemon:request-refused`, audited like every refusal before credentials),
- * every state-changing request a browser marked as cross-site (crossSiteReason), on every route but the check-ins.
- * Registered on the whole app before any route.
- */
-export function crossSiteGuard(opts: { bus: Bus; ownOrigins?: () => readonly string[] }): MiddlewareHandler {
+/** 403 for every state-changing request a browser marked as cross-site, on every route but the check-ins. */
+export function crossSiteGuard(opts: Pick<HttpDeps, 'bus' | 'ownOrigins'>): MiddlewareHandler {
   return async (c, next) => {
     if (SAFE_METHODS.has(c.req.method) || c.req.path.startsWith(CHECKIN_PREFIX)) return next();
     const reason = crossSiteReason((name) => c.req.header(name), opts.ownOrigins?.() ?? []);

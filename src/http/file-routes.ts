@@ -11,20 +11,15 @@ import { errors, type RouteDoc } from './route-doc.ts';
 import { openLocated, sendFile } from './safe-path.ts';
 import { listFolder, listRoot, locate } from './shared-files.ts';
 
-/** One `Range: bytes=…` request header against a file of `size` bytes (RFC 9110 §14.1.2). */
-type ByteRange =
-  /** No usable single range (absent, another unit, several ranges, malformed): send the whole file, 200. */
-  | { kind: 'whole' }
-  /** Bytes `start` to `end` inclusive: 206 with Content-Range. */
-  | { kind: 'part'; start: number; end: number }
-  /** A well-formed range that starts past the end: 416 with `Content-Range: bytes *\/size`. */
-  | { kind: 'unsatisfiable' };
-
 /**
- * Reads a single byte range; several ranges are answered with the whole file, which the RFC allows and which keeps
- * the answer a plain stream (no multipart body).
+ * One `Range: bytes=…` header against a file of `size` bytes (RFC 9110 §14.1.2): `part` is `start` to `end`
+ * inclusive. Anything but a single range is answered with the whole file, which the RFC allows and which keeps the
+ * answer a plain stream (no multipart body).
  */
-export function parseRange(header: string | undefined, size: number): ByteRange {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { kind: 'whole' } | { kind: 'part'; start: number; end: number } | { kind: 'unsatisfiable' } {
   if (header === undefined) return { kind: 'whole' };
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m) return { kind: 'whole' };
@@ -59,7 +54,7 @@ const RESPONSES: RouteDoc['responses'] = {
 const summary = (via: string) =>
   `${via}: list a folder of Files.Folders (instances/<key>/…; the bare path lists the folders) or download a file below one (one byte range with Range); read-only`;
 
-/** These routes for the OpenAPI document (route-doc.ts); HEAD is answered too. */
+/** HEAD is answered too. */
 export const fileRouteDocs: readonly RouteDoc[] = [
   {
     route: 'get /instances/{key}/files/{path}',
@@ -77,10 +72,7 @@ export const fileRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/**
- * Answers one files request: `rawSegments` are the still-encoded segments after `files/`. A download (a file, whole
- * or a range, not HEAD) is audited as `instance:control` action `download` with the file's path; listings are not.
- */
+/** `rawSegments` are the still-encoded segments after `files/`. A download is audited, as action `download`. */
 async function answer(
   deps: HttpDeps,
   c: Context,
@@ -125,14 +117,11 @@ async function answer(
   return sendFile(c, file, status, headers, { start, end });
 }
 
-/** The raw segments after `files` of a path `…/<key>/files/…`: index of `files` in the split path, plus one. */
+/** The raw segments after `files`, at `filesAt` in the split path. */
 const segmentsAfter = (c: Context, filesAt: number): string[] =>
   new URL(c.req.url).pathname.split('/').slice(filesAt + 1);
 
-/**
- * `GET|HEAD /instances/:key/files[/…]` (Basic `<key>:<ApiToken>`) and the dashboard's `/api/instances/:key/files[/…]`
- * (the dashboard rule): the folders of `Files.Folders`, read-only. Mounted at `/`.
- */
+/** `GET /instances/:key/files[/…]` and the dashboard's `/api/instances/:key/files[/…]`; mounted at `/`. */
 export function fileRoutes(deps: HttpDeps): Hono {
   const api = new Hono<InstanceEnv>();
   // The wildcard matches the bare `…/files` too (the list of shared folders). Raw path: ['', 'instances', key, 'files', …].

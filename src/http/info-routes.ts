@@ -1,33 +1,11 @@
 import { Hono } from 'hono';
 import { ALL_INSTANCES } from '../auth/permissions.ts';
-import type { DiskReading } from '../bus.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
-import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { allowed, refuseRight } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { Health } from './schemas.ts';
-
-/**
- * The body of `GET /health` (its pid lets base-url-check.ts see that BaseUrl reaches this process). A low disk makes
- * it `degraded` but still 200: a container healthcheck must not restart the daemon over what a restart cannot cure.
- */
-function healthBody(registry: InstanceRegistry, version: string, disk: () => DiskReading[] = () => []): Health {
-  const instances: Record<string, string> = {};
-  for (const inst of registry.list()) instances[inst.key] = inst.status().state;
-  const filesystems = disk();
-  const problems = filesystems.filter((d) => d.low).map((d) => `disk space low: ${d.message}`);
-  return {
-    status: problems.length > 0 ? 'degraded' : 'ok',
-    ...(problems.length > 0 ? { problems } : {}),
-    ...(filesystems.length > 0 ? { disk: filesystems } : {}),
-    version,
-    pid: process.pid,
-    uptimeSeconds: Math.floor(process.uptime()),
-    instances,
-  };
-}
 
 /** The real watchdog's padlock, byte for byte (its `WatchdogController.cs`). */
 export const PADLOCK = ' --\n|  |\n####\n####\n';
@@ -59,18 +37,29 @@ export const infoRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/**
- * `GET /watchdog/padlock` and `GET /health`, no auth, and `GET /metrics` (Prometheus text) with the dashboard's
- * access rule; mounted at `/`.
- */
+/** `GET /watchdog/padlock`, `GET /health` and `GET /metrics`; mounted at `/`. */
 export function infoRoutes(deps: HttpDeps): Hono {
-  const { registry, version, disk } = deps;
+  const { registry, version, disk = () => [] } = deps;
   const app = new Hono();
   const collector = deps.metrics ?? createMetricsCollector({ bus: deps.bus, registry: deps.registry, version });
 
   app.get('/watchdog/padlock', (c) => c.body(PADLOCK, 200, { 'Content-Type': 'text/plain; charset=utf-8' }));
 
-  app.get('/health', (c) => c.json(healthBody(registry, version, disk)));
+  // Its pid lets base-url-check.ts see that BaseUrl reaches this process. A low disk makes it `degraded` but still
+  // 200: a container healthcheck must not restart the daemon over what a restart cannot cure.
+  app.get('/health', (c) => {
+    const filesystems = disk();
+    const problems = filesystems.filter((d) => d.low).map((d) => `disk space low: ${d.message}`);
+    return c.json({
+      status: problems.length > 0 ? 'degraded' : 'ok',
+      ...(problems.length > 0 ? { problems } : {}),
+      ...(filesystems.length > 0 ? { disk: filesystems } : {}),
+      version,
+      pid: process.pid,
+      uptimeSeconds: Math.floor(process.uptime()),
+      instances: Object.fromEntries(registry.list().map((i) => [i.key, i.status().state])),
+    } satisfies Health);
+  });
 
   // Every instance's figures: for whoever may read the status of all of them (a grant without @<instance>).
   app.get('/metrics', adminAccess(deps), async (c) => {

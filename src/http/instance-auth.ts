@@ -15,9 +15,6 @@ import { type InstanceRoute, permissionsOf } from './route-permissions.ts';
 /** The Hono environment of routes behind an instance's credentials: the instance and the user the header named. */
 export type InstanceEnv = { Variables: { instance: InstanceControl; user: string } };
 
-/** Which secret the password must match: the configured ApiToken (control, status) or the launch's check-in secret. */
-export type Credential = 'apiToken' | 'checkinSecret';
-
 export type AuthStatus = 400 | 401 | 403 | 404 | 503;
 
 export type AuthResult =
@@ -25,46 +22,41 @@ export type AuthResult =
   /** `permission`: the right a known principal lacks (a 403 names it). */
   | { ok: false; status: AuthStatus; user: string | undefined; reason: string; permission?: Permission };
 
+/** Why a password is refused: no secret to match, or another one. */
+const NO_MATCH = {
+  apiToken: ['instance has no ApiToken', 'wrong token'],
+  checkinSecret: ['no server running', 'stale or wrong token'],
+} as const;
+
 /**
- * The decision order README.md documents ("HTTP API"), exactly: no/non-Basic header → 401; bad base64 or no
- * colon → 400; user ≠ key → 403 (the real watchdog's `Forbid()` has no auth scheme to answer it and ends in 500);
- * unknown instance → 404 (503 while a configured one is still being started); wrong password → 401. A missing header on ping is 401 too, not the real watchdog's 400
- * (a model-validation error there). Reasons never contain the password.
+ * The decision order of README.md "HTTP API", exactly: no/non-Basic header → 401 (on ping too, not the real
+ * watchdog's 400); bad base64 or no colon → 400; user ≠ key → 403 (the real watchdog's `Forbid()` ends in 500);
+ * unknown instance → 404 (503 while still starting); wrong password → 401. Reasons never contain the password.
  */
 export function authorize(
   header: string | undefined,
   key: string,
   registry: InstanceRegistry,
-  credential: Credential,
+  credential: 'apiToken' | 'checkinSecret',
 ): AuthResult {
   const creds = parseBasicAuth(header);
-  if (creds.kind === 'missing') {
+  if (creds.kind === 'missing')
     return { ok: false, status: 401, user: undefined, reason: 'malformed header: missing or not Basic' };
-  }
-  if (creds.kind === 'malformed') {
+  if (creds.kind === 'malformed')
     return { ok: false, status: 400, user: undefined, reason: 'malformed header: not base64 of user:password' };
-  }
   const { user, password } = creds;
   if (user !== key) return { ok: false, status: 403, user, reason: 'user does not match the instance key' };
   const found = instanceFor(key, registry, user);
   if (!found.ok) return found;
   const { instance } = found;
   const expected = credential === 'apiToken' ? instance.apiToken() : instance.checkinSecret();
-  if (expected === undefined) {
-    const reason = credential === 'apiToken' ? 'instance has no ApiToken' : 'no server running';
-    return { ok: false, status: 401, user, reason };
-  }
-  if (!sameSecret(password, expected)) {
-    const reason = credential === 'apiToken' ? 'wrong token' : 'stale or wrong token';
-    return { ok: false, status: 401, user, reason };
-  }
+  const [none, wrong] = NO_MATCH[credential];
+  if (expected === undefined || !sameSecret(password, expected))
+    return { ok: false, status: 401, user, reason: expected === undefined ? none : wrong };
   return { ok: true, user, instance };
 }
 
-/**
- * The answer to a request whose credentials failed; a 401 always carries the Basic challenge, and a refusal for
- * want of a right names it.
- */
+/** The answer to failed credentials: a 401 carries the Basic challenge, a refusal for want of a right names it. */
 export function denied(c: Context, status: AuthStatus, reason: string, permission?: Permission): Response {
   if (status === 401) c.header('WWW-Authenticate', WWW_AUTHENTICATE);
   if (status === 503) c.header('Retry-After', '1');
@@ -85,10 +77,9 @@ const otherToken = (name: string, db: UsersDb, deps: Pick<HttpDeps, 'registry'>)
   !db.users.has(name) && (deps.registry.get(name) !== undefined || deps.registry.starting?.(name) === true);
 
 /**
- * Who the header speaks for on `key`'s route, and whether can() lets them use `permission` there. With no users
- * file (or an empty one) this is `authorize` with the ApiToken, answer for answer. With accounts: a Bearer key, or
- * Basic `<user>:<password>` of a user whose name is not the instance key (that name stays the ApiToken's); an
- * unknown user or key, a wrong password or an expired key → 401; a known one lacking the right → 403 naming it.
+ * Who the header speaks for on `key`'s route, and whether can() lets them use `permissions` there. Without accounts
+ * this is `authorize` with the ApiToken. With accounts: a Bearer key, or Basic `<user>:<password>` of a user whose
+ * name is not the instance key (that name stays the ApiToken's); unknown or wrong → 401; lacking the right → 403.
  */
 export async function authorizeFor(
   header: string | undefined,
@@ -128,11 +119,7 @@ export async function authorizeFor(
 
 type Denial = Extract<AuthResult, { ok: false }>;
 
-/**
- * Checks Basic `<key>:<secret>` against the instance the route's `:key` names (`authorize` gives the order of the
- * checks) and sets `c.var.instance` and `c.var.user`; a denial is answered here, after `onRefused` is told. Put in
- * front of each handler, never under a prefix (createApp says why).
- */
+/** Sets `c.var.instance` and `c.var.user`, or answers the denial after telling `onRefused`. */
 function instanceAuth(
   deps: Pick<HttpDeps, 'registry' | 'users'>,
   credential: 'checkinSecret' | InstanceRoute,
@@ -161,9 +148,8 @@ function instanceAuth(
 }
 
 /**
- * The instance's `ApiToken`, a user or a key holding the permission `row` of ROUTE_PERMISSIONS names. A refusal is a
- * `daemon:request-refused` under `route`: anyone can send these, as fast as they like, so the audit and the
- * daemon's log rate-limit them by source (refused.ts).
+ * The instance's `ApiToken`, or a user or key holding the permission of `row`. A refusal goes on the bus as
+ * `daemon:request-refused`, which the audit and the daemon's log rate-limit by source.
  */
 export function apiToken(
   deps: Pick<HttpDeps, 'registry' | 'bus' | 'users'>,
@@ -185,9 +171,8 @@ export function apiToken(
 }
 
 /**
- * The check-in secret of the instance's current launch. A refusal is a `instance:checkin-rejected` with its reason; the
- * supervisor decides how often to log it (a misconfigured server pings for ever). A server the previous daemon
- * left may check in while its instance is still being started (503): not a fault, so not reported.
+ * The check-in secret of the instance's current launch; a refusal goes on the bus as `instance:checkin-rejected`.
+ * A server the previous daemon left may check in while its instance is still starting (503): not a fault.
  */
 export function checkinSecret(deps: Pick<HttpDeps, 'registry' | 'bus'>): MiddlewareHandler<InstanceEnv> {
   return instanceAuth(deps, 'checkinSecret', (c, key, r) => {

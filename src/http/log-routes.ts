@@ -24,7 +24,7 @@ const MAX_SECONDS = 3600;
 /** Followers at once: each polls a file every 200 ms. */
 const MAX_FOLLOWERS = 32;
 /** An empty line this often, so proxies keep a quiet stream open and the CLI can tell quiet from dead. */
-export const KEEPALIVE_MS = 15_000;
+const KEEPALIVE_MS = 15_000;
 /** A client this many writes behind is cut off, so a stalled reader cannot grow the daemon's memory. */
 const MAX_PENDING = 1000;
 
@@ -73,13 +73,11 @@ export const logRouteDocs: readonly RouteDoc[] = [
 
 const LOGS = 'GET /instances/:key/logs';
 
-/** The log route's environment: the instance its credentials admitted. */
 type LogEnv = { Variables: { instance: InstanceControl } };
 
 /**
- * Basic `<key>:<ApiToken>` as for status, or the admin rule of the dashboard (Admin credentials, else a loopback
- * client); sets `c.var.instance`. An unknown key answered to an admitted admin lists the instances, so a remote CLI
- * can say which exist.
+ * The instance's credentials as for status, or the dashboard's admin rule. An unknown key answered to an admitted
+ * admin lists the instances, so a remote CLI can say which exist.
  */
 function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
   const needed = ROUTE_PERMISSIONS[LOGS];
@@ -92,7 +90,7 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
       c.set('instance', auth.instance);
       return next();
     }
-    // A user or key that was recognised and lacks the right: the answer is theirs, not the admin rule's.
+    // A recognised user or key lacking the right: the answer is theirs, not the admin rule's.
     if (auth.permission !== undefined) {
       report(403, auth.reason, auth.user, auth.permission);
       return denied(c, auth.status, auth.reason, auth.permission);
@@ -136,7 +134,6 @@ export function boundedWrites(out: StreamingApi, max: number): (write: () => Pro
   };
 }
 
-/** A tail's lines with the one the server is still writing. */
 const withPartial = (tail: { lines: string[]; partial: string | null }) =>
   tail.partial === null ? tail.lines : [...tail.lines, tail.partial];
 
@@ -151,11 +148,7 @@ const whole = <F extends number | undefined>(
   return /^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max ? Number(raw) : null;
 };
 
-/**
- * `GET /instances/:key/logs?lines=N` (JSON `{ key, found, lines }`; with `follow=1` NDJSON for `seconds`, a blank
- * line every 15 s, ending `{"end":"lifetime","from":<offset>}`, and `from=` resumes) and the dashboard's
- * `GET /api/instances/:key/log`, read as the CLI reads (src/process/log-tail.ts). Mounted at `/`.
- */
+/** `GET /instances/:key/logs` (with `follow=1` NDJSON) and the dashboard's `GET /api/instances/:key/log`. */
 export function logRoutes(deps: HttpDeps): Hono {
   const app = new Hono<LogEnv>();
   let followers = 0;

@@ -1,36 +1,26 @@
 import { monotonicMs } from '../clock.ts';
 
-/** Buckets tracked at once; beyond them, new buckets share `OTHER_SOURCES`, so varying keys cannot grow the table. */
-export const MAX_BUCKETS = 1024;
-/** The bucket of everything past `MAX_BUCKETS`: only ever summarised. */
+/** The bucket past `maxBuckets` (1024), so varying keys cannot grow the table: only ever summarised. */
 export const OTHER_SOURCES = 'other sources';
 
 /** What a window held back: `count` events of `bucket` over `seconds`, the last of them noted as `last`. */
-export interface WindowSummary {
-  bucket: string;
-  count: number;
-  seconds: number;
-  last: string | undefined;
-}
+export type WindowSummary = { bucket: string; count: number; seconds: number; last: string | undefined };
 
-export interface LogWindowOptions {
-  /** The window in ms, read whenever the timer starts (a reload applies from the next quiet spell); 0 or less: none. */
+/**
+ * About one line per bucket per window, for what others can make us log without limit (refused requests by source,
+ * rejected check-ins by instance): the first event of a bucket is written in full (`admit` says true), the rest are
+ * counted and summarised once per window. A bucket quiet for a whole window is forgotten. `everyMs` is read whenever
+ * the timer starts (a reload applies from the next quiet spell); 0 or less: no window. `now` is monotonic, so a step
+ * of the wall clock cannot stretch a window.
+ */
+export function createLogWindow(opts: {
   everyMs: () => number;
   onSummary: (summary: WindowSummary) => void;
   maxBuckets?: number;
-  /** A monotonic clock in ms: a step of the wall clock must not stretch or shrink a window. */
   now?: () => number;
-}
-
-/**
- * About one line per bucket per window, for what others can make us log without limit (refused requests by
- * source, rejected check-ins by instance): the first event of a bucket is written in full (`admit` says true), the
- * rest are counted and summarised once per window while they go on. A bucket quiet for a whole window is forgotten,
- * so its next event is written in full again.
- */
-export function createLogWindow(opts: LogWindowOptions) {
+}) {
   const buckets = new Map<string, { count: number; since: number; last: string | undefined }>();
-  const max = opts.maxBuckets ?? MAX_BUCKETS;
+  const max = opts.maxBuckets ?? 1024;
   const now = opts.now ?? monotonicMs;
   let timer: NodeJS.Timeout | undefined;
 
@@ -55,7 +45,7 @@ export function createLogWindow(opts: LogWindowOptions) {
       return !shared;
     },
 
-    /** Writes the summaries due now and forgets quiet buckets (the timer calls it; tests may too). */
+    /** Writes the summaries due now and forgets quiet buckets. */
     flush(): void {
       const at = now();
       for (const [bucket, entry] of buckets) {
@@ -65,9 +55,7 @@ export function createLogWindow(opts: LogWindowOptions) {
         }
         const { count, last } = entry;
         const seconds = Math.max(1, Math.round((at - entry.since) / 1000));
-        entry.count = 0;
-        entry.since = at;
-        entry.last = undefined;
+        buckets.set(bucket, { count: 0, since: at, last: undefined });
         try {
           opts.onSummary({ bucket, count, seconds, last });
         } catch {
@@ -77,7 +65,7 @@ export function createLogWindow(opts: LogWindowOptions) {
       if (buckets.size === 0) logWindow.stop();
     },
 
-    /** Writes what is still counted and stops the timer: the end of a subscriber. */
+    /** Writes what is still counted and stops the timer. */
     close(): void {
       logWindow.flush();
       logWindow.stop();
@@ -91,5 +79,3 @@ export function createLogWindow(opts: LogWindowOptions) {
   };
   return logWindow;
 }
-
-export type LogWindow = ReturnType<typeof createLogWindow>;

@@ -12,7 +12,7 @@ import { clientOf, remoteAddress, shownKey } from './request-info.ts';
 /** Nothing but this origin's stylesheet, and the form posting to this origin. */
 const CSP = "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/** Whether the browser reached us over https: directly, or as a trusted proxy says (X-Forwarded-Proto). */
+/** Over https: directly, or as a trusted proxy says (X-Forwarded-Proto). */
 function secure(c: Context): boolean {
   if (new URL(c.req.url).protocol === 'https:') return true;
   const proto = c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
@@ -55,11 +55,8 @@ export function loginAnswers(deps: HttpDeps & { sessions: SessionStore }) {
   };
 }
 
-/**
- * The login form, in the dashboard's look (its stylesheet, served at `/login.css`). No script: the form posts to
- * `/login`; `message` says why the last attempt failed, and the name typed is kept (never the password).
- */
-export function loginPage(opts: { message?: string; user: string; version: string; sso?: SsoLink }): string {
+/** The login form, in the dashboard's look and without script; the name typed is kept (never the password). */
+function loginPage(opts: { message?: string; user: string; version: string; sso?: SsoLink }): string {
   const message = opts.message ? `\n      <p class="login-message" role="alert">${escapeHtml(opts.message)}</p>` : '';
   const sso = opts.sso ? ssoLink(opts.sso) : '';
   return `<!doctype html>

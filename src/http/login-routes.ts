@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie } from 'hono/cookie';
 import { findUser } from '../auth/can.ts';
 import type { LoginLimits } from '../auth/login-limits.ts';
@@ -13,7 +12,7 @@ import { ASSETS_DIR } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { loginAnswers } from './login-page.ts';
 import { sourceOf } from './refused.ts';
-import { remoteAddress } from './request-info.ts';
+import { limitBody, remoteAddress } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 export const loginRouteDocs: readonly RouteDoc[] = [
@@ -66,14 +65,12 @@ export const loginRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/** The answer to every failed login alike: wrong name, password, or one-time code (or one used already). */
+/** Every failed login alike: the page never tells a guesser which part was right. */
 const WRONG = 'Wrong user name or password (or one-time code).';
 
 /**
- * `GET /login` (the form), `POST /login` (the session cookie: HttpOnly, SameSite=Strict, Path=/, Secure over https)
- * and `POST /logout` (the session ends on the daemon, not only in the browser). Served only while the users file
- * holds accounts: without, the daemon answers 404 here, as before there were accounts. Cross-site posts are refused
- * before this (cross-site.ts), so another site can neither log a browser in nor out.
+ * `GET|POST /login` and `POST /logout` (the session ends on the daemon too); 404 while the users file holds no
+ * accounts. Cross-site posts are refused before this, so another site can neither log a browser in nor out.
  */
 export function loginRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimits: LoginLimits }): Hono {
   const app = new Hono();
@@ -89,11 +86,7 @@ export function loginRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimi
     return c.body(css, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'no-cache' });
   });
 
-  const limit = bodyLimit({
-    maxSize: 4096,
-    onError: (c) => c.json({ error: 'the form is larger than 4096 bytes' }, 413),
-  });
-  app.post('/login', limit, async (c) => {
+  app.post('/login', limitBody(4096, 'form'), async (c) => {
     const db = deps.users?.() ?? EMPTY_USERS;
     if (!hasAccounts(db)) return c.json({ error: 'not found' }, 404);
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
@@ -114,8 +107,7 @@ export function loginRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimi
         c.header('Retry-After', '1');
         return page(c, 503, 'The watchdog is checking many passwords at once; try again in a moment.', user);
       }
-      // A second factor's code is checked only after the password, and a wrong one is answered as a wrong
-      // password: the page never tells a guesser that the password was right.
+      // A second factor's code is checked only after the password, and a wrong one is answered as a wrong password.
       if (found && found.totp !== undefined && !totp.accept(found.name, found.totp, code)) {
         limits.failed(user);
         told(c, user, 'wrong_code');

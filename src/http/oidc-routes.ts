@@ -42,7 +42,7 @@ export const oidcRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/** The state of the login this browser began; sent back on the provider's redirect, so SameSite=Lax. */
+/** The login this browser began; sent back on the provider's redirect, so SameSite=Lax. */
 const STATE_COOKIE = 'watchdog_oidc_state';
 const STATE_PATH = '/login/oidc';
 /** The source's attempts are taken under this account, which no password login can name (it holds a NUL). */
@@ -68,10 +68,9 @@ const onwardPage = `<!doctype html>
 `;
 
 /**
- * `GET /login/oidc` and `GET /login/oidc/callback`: the dashboard login through an OpenID Connect provider
- * (src/auth/oidc.ts). Served only while `Users.Oidc` is set and the users file holds accounts, as `/login` is. The
- * session opened is the password login's kind, for a principal `sso` with the provider's user and groups: the groups
- * get their rights from the users file's `Groups:`, a user also named there gets their own as well.
+ * `GET /login/oidc` and its callback: the dashboard login through an OpenID Connect provider, served while
+ * `Users.Oidc` is set and the users file holds accounts. The session is for a principal `sso` with the provider's
+ * user and groups, whose rights the users file's `Groups:` gives.
  */
 export function oidcRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimits: LoginLimits }): Hono {
   const app = new Hono();

@@ -20,7 +20,7 @@ import { userRouteDocs } from './user-route-docs.ts';
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-/** Every route the app serves, from the tables beside the route modules (test/http/openapi.test.ts keeps it whole). */
+/** Every route the app serves (test/http/openapi.test.ts keeps it whole). */
 export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...controlRouteDocs,
   ...backupRouteDocs,
@@ -71,20 +71,21 @@ function response(code: number, doc: ResponseDoc | string): JsonObject {
 
 function operation(doc: RouteDoc): JsonObject {
   const { method, path } = methodPath(doc);
-  const parameters: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
-    name: m[1] ?? '',
-    in: 'path',
-    required: true,
-    schema: { type: 'string' },
-  }));
-  for (const q of doc.query ?? [])
-    parameters.push({
+  const parameters: Json[] = [
+    ...[...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1] ?? '',
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    })),
+    ...(doc.query ?? []).map((q) => ({
       name: q.name,
       in: 'query',
       required: false,
       description: q.description,
       schema: { type: q.type },
-    });
+    })),
+  ];
   if (doc.header !== undefined)
     parameters.push({
       name: doc.header,
@@ -114,10 +115,7 @@ function jsonSchema(name: SchemaName): JsonObject {
   return schema;
 }
 
-/**
- * The OpenAPI 3.1 document of the whole HTTP API, built from the route tables and their valibot schemas (turned
- * into JSON Schema by @valibot/to-json-schema).
- */
+/** The OpenAPI 3.1 document of the whole HTTP API, built from the route tables and their valibot schemas. */
 export function openApiDocument(version: string): JsonObject {
   const paths: Record<string, JsonObject> = {};
   for (const doc of ROUTE_DOCS) {

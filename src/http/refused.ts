@@ -5,12 +5,11 @@ import type { Bus, RefusedRoute } from '../bus.ts';
 import { plainAddress, remoteAddress, shownKey } from './request-info.ts';
 
 /**
- * Puts a request refused before its credentials were accepted on the bus (`daemon:request-refused`). Routes report it
- * here instead of logging it: the daemon's log and the audit log rate-limit it by source, and metrics count it. The
- * action is the request's method and path unless given.
+ * A request refused before its credentials were accepted, put on the bus rather than logged: the daemon's log and
+ * the audit log rate-limit it by source. The action is the request's method and path unless given.
  */
 export function reportRefused(
-  bus: Bus | undefined,
+  bus: Bus,
   c: Context,
   what: {
     route: RefusedRoute;
@@ -22,7 +21,7 @@ export function reportRefused(
     permission?: Permission;
   },
 ): void {
-  bus?.emit('daemon:request-refused', {
+  bus.emit('daemon:request-refused', {
     route: what.route,
     action: shownKey(what.action ?? `${c.req.method} ${c.req.path}`.slice(0, 200)),
     key: what.key === undefined ? undefined : shownKey(what.key),
@@ -35,10 +34,7 @@ export function reportRefused(
   });
 }
 
-/**
- * Where refusals of one source are counted (log-window.ts): an IPv6 client is taken by its /64, the block one host
- * normally has, so a stranger cycling through its own addresses is still one source; anything else by its address.
- */
+/** Where refusals are counted: an IPv6 client by its /64, so a stranger cycling through its addresses is one source. */
 export function sourceOf(remote: string | undefined): string {
   if (remote === undefined || remote === '') return 'unknown';
   const address = plainAddress(remote) ?? remote;
@@ -55,7 +51,7 @@ export function sourceOf(remote: string | undefined): string {
     .join(':')}::/64`;
 }
 
-/** `1,234 refused requests from 127.0.0.1 in the last 60 s`: the summary line of the daemon log and audit.log. */
+/** `1,234 refused requests from 127.0.0.1 in the last 60 s`. */
 export function refusedSummary(source: string, count: number, seconds: number): string {
   const n = count.toLocaleString('en-US');
   return `${n} refused request${count === 1 ? '' : 's'} from ${source} in the last ${seconds.toLocaleString('en-US')} s`;

@@ -1,33 +1,30 @@
 import { BlockList, isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { parseProxyRange } from '../config/sections/proxy.ts';
 
-/** Who sent a request, as far as the daemon may believe it. */
-export interface ClientInfo {
-  /** The client: the socket peer, or the forwarded client when the peer is a trusted proxy; undefined if unknown. */
+/**
+ * Who sent a request, as far as the daemon may believe it. `untrustedProxy`: the proxy header a request from an
+ * untrusted peer carries (a proxy on this machine makes every client look local); `trustedPeer`: the peer is one of
+ * TrustedProxies, so headers it sets on its clients' behalf may be believed.
+ */
+type ClientInfo = {
   address: string | undefined;
   peer: string | undefined;
-  /** The peer is a trusted proxy and the request carried a forwarded client address. */
   forwarded: boolean;
-  /**
-   * The request names a proxy (`X-Forwarded-For`, `Forwarded`, `Via`, `X-Real-IP`) but its peer is not a trusted
-   * one: the peer's address says nothing about the client (a proxy on this machine makes every client look local).
-   */
   untrustedProxy: string | null;
-  /** The socket peer is one of TrustedProxies: headers it sets on its clients' behalf may be believed. */
   trustedPeer: boolean;
-}
+};
 
-/** The headers a request reads them from (lower-case names, as Hono's `c.req.header(name)` takes them). */
-export type HeaderOf = (name: string) => string | undefined;
+type HeaderOf = (name: string) => string | undefined;
 
 const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'via', 'x-real-ip'] as const;
 const MAX_HOPS = 32;
 
 const matchers = new WeakMap<readonly string[], BlockList>();
 
-/** A BlockList of `TrustedProxies`, made once per configured list (a reload makes a new list). */
+/** Made once per configured list (a reload makes a new list). */
 function trustList(entries: readonly string[]): BlockList {
   let list = matchers.get(entries);
   if (!list) {
@@ -43,21 +40,17 @@ function trustList(entries: readonly string[]): BlockList {
 
 /** `::ffff:10.0.0.1` (an IPv4 client on a dual-stack socket) as `10.0.0.1`; anything not an address as undefined. */
 export function plainAddress(address: string | undefined): string | undefined {
-  if (!address) return undefined;
-  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  const plain = v4 ?? address;
-  return isIP(plain) === 0 ? undefined : plain;
+  const plain = (address && /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1]) || address;
+  return plain && isIP(plain) !== 0 ? plain : undefined;
 }
 
-function trusted(list: BlockList, address: string | undefined): boolean {
-  if (address === undefined) return false;
-  return list.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6');
-}
+const trusted = (list: BlockList, address: string | undefined): boolean =>
+  address !== undefined && list.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6');
 
 /**
- * The hops a request names, nearest client first: `X-Forwarded-For` when present (what nginx, Caddy, Traefik and
- * HAProxy append to), else the `for=` of `Forwarded` (RFC 7239). An entry that is no address (`unknown`, an
- * obfuscated `_id`) stays in the list as undefined: it ends the walk without naming anyone.
+ * The hops a request names: `X-Forwarded-For` when present (what nginx, Caddy, Traefik and HAProxy append to), else
+ * the `for=` of `Forwarded` (RFC 7239). A hop that is no address (`unknown`, `_id`) stays as undefined: it ends the
+ * walk without naming anyone.
  */
 export function forwardedChain(header: HeaderOf): Array<string | undefined> {
   const xff = header('x-forwarded-for');
@@ -85,10 +78,8 @@ function stripPort(hop: string): string {
 }
 
 /**
- * Who the client is: the socket peer, unless the peer is one of `trustedProxies`; then the forwarded chain is walked
- * from the nearest hop back, past every trusted proxy, and the first hop that is not one is the client (one the
- * client wrote itself, further left, is never believed). A trusted peer that forwards nothing is itself the client
- * (a CLI on the proxy's machine).
+ * The socket peer, unless it is a trusted proxy: then the first hop from the right that is no trusted proxy (one the
+ * client wrote itself, further left, is never believed), or the peer itself when it forwards nothing.
  */
 export function clientInfo(
   peerAddress: string | undefined,
@@ -122,10 +113,7 @@ function peerAddress(c: Context): string | undefined {
 
 const CLIENT = 'watchdogClient';
 
-/**
- * Works out who sent each request once (`clientInfo`), with `TrustedProxies` read per request so a reload applies;
- * `remoteAddress` and `clientOf` read it. Registered on the whole app before any route.
- */
+/** Works out who sent each request once, for `clientOf`; `TrustedProxies` is read per request. */
 export function clientAddresses(trustedProxies: () => readonly string[]): MiddlewareHandler {
   return async (c, next) => {
     c.set(
@@ -142,12 +130,13 @@ export function clientOf(c: Context): ClientInfo {
   return (set as ClientInfo | undefined) ?? clientInfo(peerAddress(c), (name) => c.req.header(name), []);
 }
 
-/** The client's address (the forwarded one from a trusted proxy); undefined when unknown. */
-export function remoteAddress(c: Context): string | undefined {
-  return clientOf(c).address;
-}
+export const remoteAddress = (c: Context): string | undefined => clientOf(c).address;
 
-/** The answer to another method on a known path: 405 with `Allow` (createApp registers one per route path). */
+/** 413 for a body over `maxSize` bytes, refused unread. */
+export const limitBody = (maxSize: number, what = 'body') =>
+  bodyLimit({ maxSize, onError: (c) => c.json({ error: `the ${what} is larger than ${maxSize} bytes` }, 413) });
+
+/** 405 with `Allow`, for another method on a known path. */
 export function methodNotAllowed(allow: string) {
   return (c: Context): Response => {
     c.header('Allow', allow);
@@ -155,14 +144,12 @@ export function methodNotAllowed(allow: string) {
   };
 }
 
-const MAX_SHOWN = 200;
-
 /**
- * A route key as it may appear in logs, audit lines and bus events: anyone can send any key, so control characters
- * (terminal escapes in a TTY log) become `?` and very long keys are cut. Configured keys are never altered.
+ * A key anyone can send, as logs, audit lines and bus events show it: control characters (terminal escapes in a TTY
+ * log) become `?`, and it is cut at 200 characters. Configured keys are never altered.
  */
 export function shownKey(key: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
   const clean = key.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  return clean.length > MAX_SHOWN ? `${clean.slice(0, MAX_SHOWN)}…` : clean;
+  return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
 }

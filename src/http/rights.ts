@@ -14,18 +14,11 @@ type Deps = Pick<HttpDeps, 'users' | 'bus'>;
 /** What `adminAccess` set: any route's context behind it has it. */
 type Admitted = Pick<Context<AdminEnv>, 'var'>;
 
-/**
- * Whether the client `adminAccess` let in may use `permission` on `instance` (`*`: on every one): can() for an
- * account, key or Admin login; everything while there are no accounts, as before there were any.
- */
+/** Whether the client `adminAccess` let in may use `permission` on `instance` (`*`: all); all, without accounts. */
 export function allowed(c: Admitted, deps: Deps, permission: Permission, instance: string): boolean {
   const p = c.var.principal;
   return p === undefined || can(p, permission, instance, deps.users?.() ?? EMPTY_USERS);
 }
-
-/** The permissions the client holds on `instance`, in the order of PERMISSIONS. */
-export const heldOn = (c: Admitted, deps: Deps, instance: string): Permission[] =>
-  PERMISSIONS.filter((p) => allowed(c, deps, p, instance));
 
 /** Answers `error` (403 unless told), naming the permission lacking if one is; reported as the admin routes' refusal. */
 export function refuseAdmin<E extends AdminEnv>(
@@ -47,9 +40,8 @@ export const refuseRight = <E extends AdminEnv>(c: Context<E>, deps: Deps, permi
   });
 
 /**
- * After `adminAccess` on a `/api/instances/:key/…` route: the permission of the instance route it mirrors (`row`
- * of ROUTE_PERMISSIONS), asked before the instance is looked up, so a key without rights learns nothing of which
- * instances exist.
+ * After `adminAccess` on a `/api/instances/:key/…` route: the permission of the instance route it mirrors, asked
+ * before the instance is looked up, so a key without rights learns nothing of which instances exist.
  */
 export function needs<E extends AdminEnv>(deps: Deps, row: InstanceRoute): MiddlewareHandler<E> {
   return async (c, next) => {
@@ -61,16 +53,13 @@ export function needs<E extends AdminEnv>(deps: Deps, row: InstanceRoute): Middl
 }
 
 /**
- * `GET /api/me` and the page's inlined copy: who the client is, and what it holds (by can()) on each instance it may
- * see. The page shows a card's buttons and panels by it; the daemon still asks can() at every request.
+ * `GET /api/me` and the page's inlined copy: who the client is, and what it holds on each instance it may see. The
+ * page shows a card's buttons and panels by it; the daemon still asks can() at every request.
  */
-export function meOf(
-  c: Pick<Context<AdminEnv>, 'var'>,
-  deps: Pick<HttpDeps, 'registry' | 'users' | 'bus'>,
-): DashboardMe {
+export function meOf(c: Admitted, deps: Pick<HttpDeps, 'registry' | 'users' | 'bus'>): DashboardMe {
   const permissions: Record<string, string[]> = {};
   for (const i of deps.registry.list()) {
-    const held = heldOn(c, deps, i.key);
+    const held = PERMISSIONS.filter((p) => allowed(c, deps, p, i.key));
     if (held.includes('status.read')) permissions[i.key] = held;
   }
   const p = c.var.principal;

@@ -1,15 +1,10 @@
 /**
- * What each route module says about its routes for the OpenAPI document (`GET /openapi.json`, openapi-routes.ts):
- * a small table beside the routes, naming the schemas of schemas.ts. test/http/openapi.test.ts fails when the app
- * serves a route that no table lists.
+ * What each route module says about its routes for the OpenAPI document, beside the routes; the app's 405 answers
+ * come from it too. test/http/openapi.test.ts fails when the app serves a route that no table lists.
  */
 import type { SchemaName } from './schemas.ts';
 
-/**
- * Who may call a route: nobody needs to (`none`); Basic `<key>:<ApiToken>` (`instance`); Basic `<key>:<secret of
- * the current launch>` (`launch`); the dashboard rule, Admin Basic or the loopback while no Admin is configured
- * (`admin`); either of the last two kinds (`instance-or-admin`, the logs route).
- */
+/** `instance`: the ApiToken (or a user); `launch`: the launch's secret; `admin`: the dashboard rule. */
 export type Access = 'none' | 'instance' | 'launch' | 'admin' | 'instance-or-admin';
 
 export type StatusCode = 200 | 201 | 206 | 303 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 416 | 429 | 500 | 503 | 507;
@@ -40,7 +35,7 @@ export interface RouteDoc {
   body?: SchemaName;
   /** A request header the route needs (the dashboard's control header). */
   header?: string;
-  /** A string says what the answer means: an error's (400 and up) has the `{"error": …}` body, another none. */
+  /** A string says what the answer means: an error's (400 and up) has the `{"error": …}` body. */
   responses: Partial<Record<StatusCode, ResponseDoc | string>>;
 }
 
@@ -60,13 +55,11 @@ export const ERRORS = {
   507: 'not enough disk space for it, with the reason',
 } as const satisfies Record<Exclude<StatusCode, 200 | 201 | 206 | 303>, string>;
 
-/** A row's method and path. */
 export function methodPath({ route }: RouteDoc): { method: string; path: string } {
   const at = route.indexOf(' ');
   return { method: route.slice(0, at), path: route.slice(at + 1) };
 }
 
-/** The error answers for `codes`, as ERRORS words them. */
 export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, string>> {
   return Object.fromEntries(codes.map((code) => [code, ERRORS[code]]));
 }

@@ -7,17 +7,10 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Context } from 'hono';
 import { NotRegularFileError, openRegular } from '../regular-file.ts';
 
-export type SafePath =
-  | { kind: 'ok'; path: string }
-  /** The request path itself is not acceptable (traversal, encoded separators, bad escapes): 400. */
-  | { kind: 'bad'; reason: string }
-  /** Nothing servable there (missing, or resolves outside the folder): 404. */
-  | { kind: 'missing' };
-
 /**
- * Decodes the still-percent-encoded segments of a request path and checks each one: no empty, `.` or `..`
- * segments, no `/` or `\` smuggled in encoded, no NUL, no hidden name (404). The WHATWG URL parser already folds literal and `%2e%2e`
- * dot-segments, but `..%2f` survives it, so segments are checked after decoding.
+ * Decodes the still-percent-encoded segments of a request path and checks each one: no empty, `.` or `..` segment,
+ * no `/` or `\` smuggled in encoded, no NUL, no hidden name (404). The WHATWG URL parser folds `%2e%2e`, but
+ * `..%2f` survives it, so segments are checked after decoding.
  */
 export function decodeSegments(
   rawSegments: readonly string[],
@@ -42,27 +35,23 @@ export function decodeSegments(
 }
 
 /**
- * Resolves `segments` under `root` and verifies that the real path (symlinks followed) stays strictly inside
- * the real root. Anything escaping is reported as missing, so a probe learns nothing about the outside.
+ * The real path (symlinks followed) of `segments` under `root`, or null when it is missing or leads outside the
+ * real root: both look alike, so a probe learns nothing about the outside.
  */
-export async function resolveInside(root: string, segments: readonly string[]): Promise<SafePath> {
-  let realRoot: string;
-  let real: string;
+export async function resolveInside(root: string, segments: readonly string[]): Promise<string | null> {
   try {
-    realRoot = await realpath(root);
-    real = await realpath(join(realRoot, ...segments));
+    const realRoot = await realpath(root);
+    const real = await realpath(join(realRoot, ...segments));
+    return real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep) ? real : null;
   } catch {
-    return { kind: 'missing' };
+    return null;
   }
-  if (!real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) return { kind: 'missing' };
-  return { kind: 'ok', path: real };
 }
 
 /**
- * Opens a resolved regular file or folder without following a symlink at the last step (O_NOFOLLOW: the checked
- * real path cannot be swapped between the check and the open), and without waiting on a named pipe the server put
- * there (`openRegular`): null when it is gone, `refused` with the reason when it is neither a file nor a folder.
- * The caller closes the handle, or `sendFile` does.
+ * Opens a resolved file or folder without following a symlink at the last step (O_NOFOLLOW: the checked real path
+ * cannot be swapped before the open) and without waiting on a named pipe: null when it is gone, `refused` when it is
+ * neither. The caller closes the handle, or `sendFile` does.
  */
 export async function openLocated(
   path: string,
@@ -74,7 +63,7 @@ export async function openLocated(
   }
 }
 
-/** Answers with bytes `range` of an open file (all of it by default); `headers` carry its Content-Length. */
+/** Bytes `range` of an open file (all of it by default); `headers` carry its Content-Length. */
 export async function sendFile(
   c: Context,
   file: FileHandle,
@@ -87,8 +76,8 @@ export async function sendFile(
     await file.close();
     return c.body(null, status, headers);
   }
-  // createReadStream closes the handle at the end or when the client goes away (the web stream is cancelled).
+  // createReadStream closes the handle at the end or when the client goes away. @types/node's web ReadableStream
+  // and the global one are the same object at runtime but distinct types.
   const web = Readable.toWeb(file.createReadStream(range)) as NodeReadableStream<Uint8Array>;
-  // @types/node's web ReadableStream and the DOM-less global one are the same object at runtime but distinct types.
   return c.body(web as unknown as ReadableStream, status, headers);
 }

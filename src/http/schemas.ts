@@ -1,7 +1,4 @@
-/**
- * The schemas of the JSON bodies that are not an instance's own (those are src/supervisor/status.ts), named as the
- * OpenAPI document's `components.schemas`: handlers type their bodies with them, so neither can drift.
- */
+/** The JSON bodies, named as the OpenAPI document's `components.schemas`: handlers type theirs by them. */
 import * as v from 'valibot';
 import { NAME } from '../auth/users-file.ts';
 import { DiskReadingSchema } from '../disk-reading.ts';
@@ -21,7 +18,6 @@ const Roles = v.pipe(
   v.description('role or role@instance, as in users.yml: a role without @instance holds on every instance'),
 );
 
-/** The user routes' bodies (user-routes.ts). */
 export const NewUserSchema = v.object({
   name: v.pipe(v.string(), v.regex(NAME, 'expected a user name of letters, digits, "_", ".", "@" and "-", at most 64')),
   password: v.pipe(
@@ -60,13 +56,11 @@ export const SCHEMAS = {
   Logs: v.object({ key: v.string(), found: v.boolean(), lines: v.array(v.string()) }),
   DashboardLog: v.object({ key: v.string(), lines: v.array(v.string()) }),
   DashboardControl: v.object({ key: v.string(), action: v.picklist(CONTROL_VERBS), accepted: v.literal(true) }),
-  /** `GET /api/me`: who the dashboard's client is, and its permissions on each instance it may see. */
+  /** `accounts`: false without, then every button is the daemon's to refuse; `session`: the page offers Log out. */
   DashboardMe: v.object({
     user: v.nullable(v.string()),
     kind: v.nullable(v.picklist(['user', 'key', 'instance-token', 'admin', 'sso'])),
-    /** false while the users file holds no accounts: then every button is the daemon's to refuse, as before. */
     accounts: v.boolean(),
-    /** Whether a login session let it in (the page then offers Log out). */
     session: v.boolean(),
     permissions: v.record(v.string(), v.array(v.string())),
   }),

@@ -4,34 +4,25 @@ import type { Hono } from 'hono';
 import type { ListenAddress } from '../config/listen.ts';
 import type { ConnectionGuard, ConnectionLimits } from './connection-guard.ts';
 
-export interface HttpServer {
-  /** `http://host:port`, no trailing slash. */
-  url: string;
-  port: number;
-  /** Stops accepting, drops idle keep-alive connections, then every connection after a short grace. */
-  close(): Promise<void>;
-}
-
-export interface ListenOptions {
-  /** Default 127.0.0.1: the control API is not meant for the open network unless configured so. */
-  host?: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** Connection caps shared by every socket of the daemon (connection-guard.ts); none by default. */
-  guard?: ConnectionGuard;
-  /** Header, request and keep-alive timeouts (`Connections`); Node's defaults when absent. */
-  timeouts?: Pick<ConnectionLimits, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs'>;
-  /**
-   * An error of the listening socket once it listens (`accept` failing with EMFILE when the process is out of
-   * descriptors): the socket goes on listening. Without a listener it would escape as an uncaught error.
-   */
-  onError?: (err: Error) => void;
-}
+/** `url`: `http://host:port`, no trailing slash. */
+export type HttpServer = { url: string; port: number; close(): Promise<void> };
 
 /**
- * node:http's timeouts: a connection whose request headers have not all arrived in time (one that sends nothing,
- * or a byte every few seconds) gets 408 and is closed. Node looks for such connections every
- * `connectionsCheckingInterval`, so that is a fraction of the shorter timeout.
+ * `host`: 127.0.0.1 unless given, the control API not being meant for the open network; `guard`: the connection caps
+ * every socket of the daemon shares; `timeouts`: Node's defaults when absent; `onError`: an error of the socket once
+ * it listens (`accept` failing with EMFILE), which would otherwise escape as uncaught.
+ */
+type ListenOptions = {
+  host?: string;
+  port: number;
+  guard?: ConnectionGuard;
+  timeouts?: Pick<ConnectionLimits, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs'>;
+  onError?: (err: Error) => void;
+};
+
+/**
+ * A connection whose request headers have not all arrived in time (one that sends nothing, or a byte every few
+ * seconds) gets 408 and is closed; Node looks for them every `connectionsCheckingInterval`.
  */
 function serverOptions(t: ListenOptions['timeouts']) {
   if (!t) return {};
@@ -44,7 +35,7 @@ function serverOptions(t: ListenOptions['timeouts']) {
   };
 }
 
-/** Listens on node:http with @hono/node-server's adapter; rejects with an actionable message when the address cannot be bound. */
+/** Listens on node:http with @hono/node-server's adapter. */
 export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
@@ -64,7 +55,7 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
       const addr = server.address();
       const port = typeof addr === 'object' && addr ? addr.port : opts.port;
       let closing: Promise<void> | null = null;
-      // close() alone waits on keep-alive and streaming clients for seconds; cut them after 250 ms of grace.
+      // close() alone waits on keep-alive and streaming clients for seconds: idle ones go now, the rest after 250 ms.
       const close = () =>
         (closing ??= new Promise<void>((done) => {
           const cut = setTimeout(() => server.closeAllConnections(), 250);
@@ -80,33 +71,23 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
   });
 }
 
-/** One socket the daemon listens on, and the `Urls` host it came from (`localhost` gives two). */
-export interface BoundAddress {
-  /** The host as configured: `localhost`, `0.0.0.0`, an IP or a name. */
-  name: string;
-  host: string;
-  port: number;
-  url: string;
-}
+export type HttpServers = Awaited<ReturnType<typeof startHttpServers>>;
 
-export interface HttpServers {
-  /** Every socket bound, in the order of `Urls`. */
-  bound: BoundAddress[];
-  close(): Promise<void>;
-}
+/** One socket the daemon listens on; `name` is the `Urls` host it came from (`localhost` gives two). */
+export type BoundAddress = { name: string; host: string; port: number; url: string };
 
 /** Errors that mean "this host has no IPv6", not "something else holds the port". */
 const NO_IPV6 = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EPROTONOSUPPORT']);
 
 /**
- * Listens on every address of `Urls`. `localhost` binds 127.0.0.1 and then ::1 on the same port (skipped where the
- * host has no IPv6), as Kestrel does; `*` binds `::`, which takes IPv4 too, or `0.0.0.0` without IPv6. If one address cannot be bound, those already bound are closed again.
+ * Listens on every address of `Urls`, in order. `localhost` binds 127.0.0.1 and then ::1 on the same port (skipped
+ * where the host has no IPv6), as Kestrel does. If one address cannot be bound, those already bound are closed.
  */
 export async function startHttpServers(
   app: Hono,
   addresses: readonly ListenAddress[],
   opts: Omit<ListenOptions, 'host' | 'port'> = {},
-): Promise<HttpServers> {
+): Promise<{ bound: BoundAddress[]; close(): Promise<void> }> {
   const servers: Array<{ server: HttpServer; address: BoundAddress }> = [];
   const closeAll = () => Promise.all(servers.map((s) => s.server.close())).then(() => undefined);
   /** The port bound, or null when an optional address was skipped for want of IPv6. */

@@ -5,27 +5,23 @@ import { decodeSegments, resolveInside } from './safe-path.ts';
 import type { FileListing } from './schemas.ts';
 
 /** At most this many entries of one folder are listed; the rest are counted as `truncated`. */
-export const MAX_LISTED = 5000;
+const MAX_LISTED = 5000;
 
 type FileEntry = FileListing['entries'][number];
 
-export type Located =
-  | { kind: 'root' }
-  | { kind: 'inside'; path: string; relative: string }
-  /** 400: the path itself is refused; 403: not under a shared folder; 404: nothing visible there, or it leads out. */
-  | { kind: 'refused'; status: 400 | 403 | 404; reason: string };
-
 /**
  * Where the still-percent-encoded `rawSegments` (the path after `files/`) lead: the root (the list of shared
- * folders), or a real path inside one shared folder. The segments go through the same checks as `binaries/`
- * (safe-path.ts): encoded separators, dot segments, NUL and hidden names are refused, and the real path, symlinks
- * followed, must stay inside the shared folder it starts with; a folder not in `folders` is refused with 403.
+ * folders), or a real path inside one shared folder, checked as `binaries/` paths are; outside `folders`: 403.
  */
 export async function locate(
   instanceDir: string,
   folders: readonly string[],
   rawSegments: readonly string[],
-): Promise<Located> {
+): Promise<
+  | { kind: 'root' }
+  | { kind: 'inside'; path: string; relative: string }
+  | { kind: 'refused'; status: 400 | 403 | 404; reason: string }
+> {
   // A trailing slash names the same folder; decodeSegments reads it as "not a file".
   const raw = rawSegments.at(-1) === '' ? rawSegments.slice(0, -1) : rawSegments;
   if (raw.length === 0) return { kind: 'root' };
@@ -47,9 +43,7 @@ export async function locate(
     return real ? { kind: 'inside', path: real, relative } : { kind: 'refused', status: 404, reason: 'not found' };
   }
   const found = await resolveInside(root, rest);
-  return found.kind === 'ok'
-    ? { kind: 'inside', path: found.path, relative }
-    : { kind: 'refused', status: 404, reason: 'not found' };
+  return found ? { kind: 'inside', path: found, relative } : { kind: 'refused', status: 404, reason: 'not found' };
 }
 
 const entryOf = (name: string, s: Stats): FileEntry => ({
@@ -69,10 +63,7 @@ export async function listRoot(instanceDir: string, folders: readonly string[]):
   return { path: '', entries, truncated: 0 };
 }
 
-/**
- * A folder's visible files and folders, by name. A symlink is listed only when it resolves inside the folder, as
- * a download through it would; hidden names and anything else (sockets, FIFOs) are left out.
- */
+/** A folder's visible files and folders, by name; a symlink only when it resolves inside, as a download would. */
 export async function listFolder(real: string, relative: string): Promise<FileListing> {
   const names = (await readdir(real)).filter((n) => !n.startsWith('.')).sort();
   const entries: FileEntry[] = [];
@@ -85,7 +76,7 @@ export async function listFolder(real: string, relative: string): Promise<FileLi
     let s = await lstat(join(real, name)).catch(() => null);
     if (s?.isSymbolicLink()) {
       const inside = await resolveInside(real, [name]);
-      s = inside.kind === 'ok' ? await stat(inside.path).catch(() => null) : null;
+      s = inside ? await stat(inside).catch(() => null) : null;
     }
     if (s && (s.isFile() || s.isDirectory())) entries.push(entryOf(name, s));
   }

@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import * as v from 'valibot';
 import { mayManage, type UserChange } from '../auth/may-manage.ts';
 import { hashPassword } from '../auth/password.ts';
@@ -17,20 +16,19 @@ import {
 import type { BusEvents } from '../bus.ts';
 import { ConfigError } from '../errors.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
+import { type Answer, reply } from './control.ts';
 import type { HttpDeps } from './deps.ts';
-import { remoteAddress } from './request-info.ts';
+import { limitBody, remoteAddress } from './request-info.ts';
 import { refuseAdmin } from './rights.ts';
-import type { StatusCode } from './route-doc.ts';
 import { type LoginKey, NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './schemas.ts';
 
-type Answer = { status: Exclude<StatusCode, 200 | 201>; error: string } | { status: 200 | 201; body: unknown };
 /** A change made to the file as read: its answer, and its audit line, told once the file is written. */
 type Applied = { status: 200 | 201; body: UserChanged | LoginKey; audit: () => void };
 
 /** How long a key made at `watchdog login` holds: a login is given again within a month. */
 const LOGIN_KEY_DAYS = 30;
 
-/** What an edit reads first: the users file as it stands, parsed (for the grant rule) and as written (to edit). */
+/** The users file as it stands, parsed (for the grant rule) and as written (to edit). */
 type Current = { db: UsersDb; doc: UsersDoc };
 
 /** The rights `roles` would give user `name` once written into `doc`; a ConfigError naming an unknown role. */
@@ -44,28 +42,20 @@ function grantsAfter(file: string, doc: UsersDoc, name: string) {
 const standIn = () => hashPassword('', { N: 1024, r: 1, p: 1 });
 
 /**
- * `GET|POST /api/users`, `PUT /api/users/:name/roles`, `DELETE /api/users/:name`: managing users over HTTP, behind
- * the dashboard's access rule. Each asks the grant rule (src/auth/may-manage.ts) with the users file as it stands,
- * writes through the same code as `watchdog user` (validated, atomic, mode 0600), and has the daemon read the file
- * again before answering. Edits run one at a time, so two requests never write over each other; `POST /api/me/keys`
- * (a user's own key, for `watchdog login`) is one of them.
+ * Managing users over HTTP. Each edit asks the grant rule with the users file as it stands, writes through the same
+ * code as `watchdog user`, and has the daemon read the file again before answering. Edits run one at a time, so two
+ * requests never write over each other.
  */
 export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const access = adminAccess(deps);
-  const limit = bodyLimit({
-    maxSize: 16_384,
-    onError: (c) => c.json({ error: 'the body is larger than 16384 bytes' }, 413),
-  });
+  const limit = limitBody(16_384);
   let queue = Promise.resolve();
 
   const refuse = (c: Context<AdminEnv>, permission: Permission | undefined, error: string) =>
     refuseAdmin(c, deps.bus, error, { permission });
 
-  /**
-   * In turn with the other edits: reads the file, and hands it to `step`, which answers at once or says what to
-   * write; that is written, audited, and read again by the daemon before the answer.
-   */
+  /** In turn with the other edits: `step` answers at once, or says what to write and audit. */
   const edit = (c: Context<AdminEnv>, step: (cur: Current) => Promise<Applied | Response>): Promise<Response> => {
     const task = queue.then(async (): Promise<Response> => {
       const file = deps.usersFile;
@@ -97,8 +87,7 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
 
   /**
    * A user manager's edit: users.manage somewhere first (so no one else learns which users exist), then `change`
-   * says what is asked (or its early answer), the grant rule decides (403 here), and `apply` makes the change;
-   * without `apply` (the list) nothing is written.
+   * says what is asked, the grant rule decides, and `apply` makes the change (none: the list).
    */
   const run = (
     c: Context<AdminEnv>,
@@ -110,10 +99,10 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
       const gate = mayManage(c.var.principal, { action: 'list' }, cur.db, instances);
       if (gate) return refuse(c, gate.permission, gate.error);
       const asked = await change(cur);
-      if ('status' in asked) return answer(c, asked);
+      if ('status' in asked) return reply(c, asked);
       const refusal = mayManage(c.var.principal, asked, cur.db, instances);
       if (refusal) return refuse(c, refusal.permission, refusal.error);
-      return apply ? apply(cur) : answer(c, { status: 200, body: listOf(cur.doc) });
+      return apply ? apply(cur) : reply(c, { status: 200, body: listOf(cur.doc) });
     });
 
   const told = (
@@ -214,12 +203,7 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
   return app;
 }
 
-function answer(c: Context, a: Answer): Response {
-  if ('error' in a) return c.json({ error: a.error }, a.status);
-  return c.json(a.body, a.status);
-}
-
-/** The users as `GET /api/users` lists them: names, roles, whether TOTP is on, how many keys; never a hash. */
+/** Never a hash. */
 function listOf(doc: UsersDoc): UserEntry[] {
   const keys = Object.values(doc.Keys ?? {});
   return Object.entries(doc.Users ?? {}).map(([name, u]) => ({

@@ -12,17 +12,6 @@ import { allowed } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { recordRecentEvents, STREAMED, type Streamed } from './recent-events.ts';
 
-export interface EventStreamOptions {
-  /** At most one `instance:checkin` per instance per this many ms (servers may check in several times a second). */
-  checkinEveryMs?: number;
-  /** Comment line sent this often so proxies keep an idle stream open. */
-  keepaliveMs?: number;
-  /** Server log lines per second per client (`?logs=1`); the excess is dropped and counted. */
-  logLinesPerSecond?: number;
-  /** How many past events `hello` carries when `deps.recent` is not given. */
-  recentEvents?: number;
-}
-
 export const eventRouteDocs: readonly RouteDoc[] = [
   {
     route: 'get /events',
@@ -38,45 +27,41 @@ export const eventRouteDocs: readonly RouteDoc[] = [
 ];
 
 /**
- * `GET /events`: Server-Sent Events for the dashboard. First `hello` with every instance's status and the recent
- * listed events (`recent`, oldest first, `{ type, event }`), then the facts in STREAMED as they happen; instance
- * events carry the instance's status after the fact as `instance`. With `?logs=1`, server log lines too
- * (`instance:log`), rate-limited. Subscribes inside the stream and unsubscribes on abort.
+ * `GET /events`: first `hello` with every instance's status and the recent events, then the facts in STREAMED as
+ * they happen, each with the instance's status after it as `instance`; with `?logs=1`, server log lines too, at most
+ * `logLinesPerSecond` (the rest are counted as `skipped`). Check-ins go at most one per instance per `checkinEveryMs`.
  */
-export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono {
+export function eventRoutes(
+  deps: HttpDeps,
+  { checkinEveryMs = 1000, keepaliveMs = 15_000, logLinesPerSecond = 200, recentEvents = 100 } = {},
+): Hono {
   const { bus, registry, version } = deps;
-  const checkinEveryMs = opts.checkinEveryMs ?? 1000;
-  const keepaliveMs = opts.keepaliveMs ?? 15_000;
-  const logRate = opts.logLinesPerSecond ?? 200;
-  // A client this many writes behind is disconnected, so a stalled browser cannot grow the daemon's memory.
-  const maxPending = 1000;
   const app = new Hono();
   const access = adminAccess(deps);
   const states = statePaths();
 
-  const recent = deps.recent ?? recordRecentEvents(bus, opts.recentEvents);
+  const recent = deps.recent ?? recordRecentEvents(bus, recentEvents);
 
   app.get('/events', access, (c) => {
     // Only what the client may see: the instances it holds status.read on, their server log with logs.read. Asked
     // per event (can() reads the users file in force), so a right taken away applies to an open stream at once.
     const sees = (key: string) => allowed(c, deps, 'status.read', key);
     const readsLog = (key: string) => allowed(c, deps, 'logs.read', key);
-    // A stream a session opened ends with the session (logged out, expired, its user removed or given a new
-    // password): checked at each event and keep-alive.
+    // A stream a session opened ends with the session: checked at each event and keep-alive.
     const session = c.var.session;
     const ended = () => {
       if (session === undefined) return false;
       const s = deps.sessions?.peek(session);
       return !s || !sessionPrincipal(s, deps.users?.() ?? EMPTY_USERS, deps.admin?.());
     };
-    // Hono answers HEAD with the GET handler and drops the body unread, which would leave a stream subscribed for ever.
+    // Hono answers HEAD with the GET handler and drops the body unread: no stream may be left subscribed for it.
     if (c.req.method === 'HEAD')
       return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
     const withLogs = c.req.query('logs') === '1';
     // Without this header a reverse proxy such as nginx buffers the stream and events arrive in bursts.
     c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {
-      const write = boundedWrites(stream, maxPending);
+      const write = boundedWrites(stream, 1000);
       const send = (event: string, data: unknown) =>
         write(() => stream.writeSSE({ event, data: JSON.stringify(data) }));
       const statusOf = (key: string) => registry.get(key)?.status() ?? null;
@@ -95,11 +80,15 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
           send(type, type === 'instance:control' ? e : { ...e, instance: statusOf(e.key) });
         });
       }
-      const logLimiter = rateLimiter(logRate);
+      let [second, used, skipped] = [0, 0, 0];
       const onLog = (e: BusEvents['instance:log']) => {
         if (!readsLog(e.key)) return;
-        const skipped = logLimiter();
-        if (skipped !== null) send('instance:log', { ...e, skipped });
+        const now = Math.floor(monotonicMs() / 1000);
+        if (now !== second) [second, used] = [now, 0];
+        if (used >= logLinesPerSecond) return void skipped++;
+        used++;
+        send('instance:log', { ...e, skipped });
+        skipped = 0;
       };
 
       let wake: () => void = () => {};
@@ -140,29 +129,4 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
     });
   });
   return app;
-}
-
-/**
- * Allows `perSecond` calls in each second. Returns null for a dropped call, else how many were dropped
- * since the last allowed one (so the client can say "n lines skipped").
- */
-function rateLimiter(perSecond: number): () => number | null {
-  let second = 0;
-  let used = 0;
-  let dropped = 0;
-  return () => {
-    const now = Math.floor(monotonicMs() / 1000);
-    if (now !== second) {
-      second = now;
-      used = 0;
-    }
-    if (used >= perSecond) {
-      dropped++;
-      return null;
-    }
-    used++;
-    const d = dropped;
-    dropped = 0;
-    return d;
-  };
 }

@@ -1,7 +1,7 @@
 /**
- * The dashboard page as sent: `index.html` with every card filled in by the page's own rules (assets/card-view.js)
- * and its state inlined as a JSON data block, so the first response shows the instances without scripts or
- * `/events`. The CSP allows no inline script or style: the JSON is never run, a card's colour is a `data-color`.
+ * The dashboard page as sent: `index.html` with every card, the recent events and the chart filled in by the page's
+ * own rules (assets/*-view.js), so a browser without scripts shows them, and its state inlined as JSON. The CSP
+ * allows no inline script or style: the JSON is never run, a card's colour is a `data-color`.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,16 +21,13 @@ import { lowDiskLines } from './assets/disk-view.js';
 import { eventLevel, eventText } from './assets/event-view.js';
 import type { RecentEvent } from './recent-events.ts';
 
-// The recent events and the statechart, rendered by the daemon as the cards are, so a plain screenshot (or a
-// browser without scripts) shows them; the page takes them over.
-
 export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
 
-/** The daemon does not know the browser's time zone: the first paint says UTC, as the header does. */
+/** The daemon does not know the browser's time zone: the first paint says UTC. */
 const utcTime = (at: number) => new Date(at).toISOString().slice(11, 19);
 
-/** `<li>` rows, newest first, as event-list.js makes them (no whitespace between: an empty list stays `:empty`). */
+/** Newest first, as event-list.js makes them (no whitespace between: an empty list stays `:empty`). */
 function renderEvents(recent: readonly RecentEvent[], colors: Map<string, number>): string {
   return [...recent]
     .reverse()
@@ -49,10 +46,7 @@ function renderEvents(recent: readonly RecentEvent[], colors: Map<string, number
     .join('');
 }
 
-/**
- * Readable scale: the drawing's smallest labels are 9 units; 1.2 px a unit keeps them near 11 px. The chart box
- * scrolls sideways instead of shrinking the drawing to the window (a 1905-unit chart in 1000 px was ~5 px text).
- */
+/** The drawing's smallest labels are 9 units: near 11 px. The chart box scrolls rather than shrink it to the window. */
 const CHART_SCALE = 1.2;
 
 /** The SVG at its readable size, each instance's state node marked in the instance's colour slot. */
@@ -74,30 +68,22 @@ function renderChart(svg: string, states: ReadonlyMap<string, readonly string[]>
   return out;
 }
 
-/** Instance keys by state, each list in the order given (key order; the page's chart.js groups them the same way). */
-function keysByState(statuses: ReadonlyArray<{ key: string; state: string }>): Map<string, string[]> {
-  const byState = new Map<string, string[]>();
-  for (const s of statuses) byState.set(s.state, [...(byState.get(s.state) ?? []), s.key]);
-  return byState;
-}
-
+/**
+ * `now`: the server time the page was made at, which ages are computed from and the page corrects its clock by;
+ * `stateNames`: each state's plain name in the operator's chart (the pill's tooltip); `me`: absent without accounts.
+ */
 export interface PageState {
   version: string;
-  /** Server time (ms) the page was made at: ages are computed from it, and the page corrects its clock by it. */
   now: number;
   instances: CardStatus[];
-  /** The recent listed events, oldest first, as `hello` carries them. */
   recent: readonly RecentEvent[];
-  /** Each state's plain name in the operator's view of the chart, shown as the state pill's tooltip. */
   stateNames?: Readonly<Record<string, string>>;
-  /** The logged-in client and its rights (`GET /api/me`); absent while there are no accounts. */
   me?: DashboardMe;
 }
 
-/** The statechart SVG, or why it could not be drawn (the page still comes, with the reason in the chart box). */
 export type ChartSource = { svg: string } | { error: string };
 
-/** Replaces the one occurrence of `pattern` (a missing one is a bug: the template and this file disagree). */
+/** Replaces the one occurrence of `pattern` (none is a bug: the template and this file disagree). */
 function fill(html: string, pattern: RegExp, replace: (...groups: string[]) => string): string {
   let hits = 0;
   const out = html.replace(new RegExp(pattern.source, 'g'), (...m: unknown[]) => {
@@ -175,7 +161,6 @@ export function renderCard(
   return html;
 }
 
-/** `index.html` with the cards, the events, the statechart, the version and the inlined state. */
 export function renderPage(index: string, state: PageState, chart: ChartSource): string {
   const template = /<template id="instance-card">([\s\S]*?)<\/template>/.exec(index)?.[1];
   if (template === undefined) throw new Error('dashboard page: index.html has no <template id="instance-card">');
@@ -218,9 +203,12 @@ export function renderPage(index: string, state: PageState, chart: ChartSource):
     /<ol id="events" class="events" aria-live="polite"><\/ol>/,
     () => `<ol id="events" class="events" aria-live="polite">${renderEvents(state.recent, colors)}</ol>`,
   );
+  // Keys by state in key order, as the page's chart.js groups them.
+  const byState = new Map<string, string[]>();
+  for (const s of statuses) byState.set(s.state, [...(byState.get(s.state) ?? []), s.key]);
   html = fill(html, /(<div id="chart" class="chart"[^>]*>)(<\/div>)/, (_all, open = '', close = '') =>
     'svg' in chart
-      ? `${open}${renderChart(chart.svg, keysByState(statuses), colors)}${close}`
+      ? `${open}${renderChart(chart.svg, byState, colors)}${close}`
       : `${open}The statechart could not be drawn (${escapeHtml(chart.error)}).${close}`,
   );
   if (state.me?.session) {

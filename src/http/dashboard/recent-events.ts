@@ -15,16 +15,7 @@ export const STREAMED = [
   'instance:launch-unblocked',
 ] as const;
 export type Streamed = (typeof STREAMED)[number];
-
-export interface RecentEvent {
-  type: Streamed;
-  event: BusEvents[Streamed];
-}
-
-/** The last listed facts, oldest first, that a freshly opened dashboard's `hello` carries. */
-export interface RecentEvents {
-  list(): readonly RecentEvent[];
-}
+export type RecentEvent = { type: Streamed; event: BusEvents[Streamed] };
 
 /** Progress and check-ins are too frequent to list; they only update what the page shows. */
 const quiet = (type: Streamed, e: BusEvents[Streamed]) =>
@@ -32,11 +23,10 @@ const quiet = (type: Streamed, e: BusEvents[Streamed]) =>
   (type === 'instance:update' && 'phase' in e && !['check', 'done', 'none', 'failed'].includes(e.phase));
 
 /**
- * Keeps the last `keep` listed facts from now on, for as long as the bus lives. Started with the daemon rather than
- * with the HTTP app, which is built at the first request it has to answer (src/http/server.ts): what happened
- * before anyone opened the dashboard is still listed.
+ * The last `keep` listed facts, oldest first, for a freshly opened dashboard's `hello`. Started with the daemon, so
+ * what happened before anyone opened the dashboard is still listed.
  */
-export function recordRecentEvents(bus: Bus, keep = 100): RecentEvents {
+export function recordRecentEvents(bus: Bus, keep = 100): { list(): readonly RecentEvent[] } {
   const recent: RecentEvent[] = [];
   for (const type of STREAMED) {
     bus.on(type, (event) => {

@@ -9,7 +9,6 @@ import type { HttpDeps } from '../deps.ts';
 import { allowed, meOf } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { type ChartSource, dashboardPage } from './page.ts';
-import type { RecentEvents } from './recent-events.ts';
 
 /** The dashboard's files, anchored to this module so the daemon's working directory does not matter. */
 export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
@@ -61,8 +60,8 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
   c.res.headers.set('Cache-Control', 'no-cache');
 };
 
-/** `GET /` (the dashboard page, rendered with the instances), `GET /statechart.svg` and `GET /dashboard/<asset>`, with the admin access rule. */
-export function dashboardRoutes(deps: HttpDeps & { recent: RecentEvents }): Hono {
+/** `GET /`, `GET /statechart.svg` and `GET /dashboard/<asset>`, behind `adminAccess`. */
+export function dashboardRoutes(deps: HttpDeps & Required<Pick<HttpDeps, 'recent'>>): Hono {
   const app = new Hono();
   const access = adminAccess(deps);
   const chart = cachedChartSvg(deps.log.child('chart'));
@@ -78,13 +77,11 @@ export function dashboardRoutes(deps: HttpDeps & { recent: RecentEvents }): Hono
       },
     );
 
-  // The page with the instances, the recent events and the operator's chart in it (page.ts), so it shows them
-  // before any script has run; the developer's chart is fetched when asked for.
+  // Rendered with the instances, the recent events and the operator's chart, so they show before any script runs.
   app.get('/', access, securityHeaders, async (c) => {
     const state = {
       version: deps.version,
       now: Date.now(),
-      // Only the instances the client may see, each card's buttons and panels by its rights (page.ts).
       instances: deps.registry
         .list()
         .filter((i) => allowed(c, deps, 'status.read', i.key))

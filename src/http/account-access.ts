@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
+import type * as v from 'valibot';
 import { parseBearer } from '../auth/api-keys.ts';
 import { findApiKey, findUser, type Principal } from '../auth/can.ts';
 import type { Session, SessionStore } from '../auth/sessions.ts';
 import { TOTP_BASIC_REFUSED } from '../auth/totp.ts';
 import type { UserAccount, UsersDb } from '../auth/users-file.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
-import type { UsersSettings } from '../config/sections/users.ts';
+import type { UsersSchema } from '../config/sections/users.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import { clientOf } from './request-info.ts';
 
 export type AdminCredentials = NonNullable<ResolvedConfig['admin']>;
-export type TrustedHeaders = NonNullable<UsersSettings['TrustedHeaders']>;
+export type TrustedHeaders = NonNullable<v.InferOutput<typeof UsersSchema>['TrustedHeaders']>;
 
 /** The user a proxy in TrustedProxies vouches for: from anyone else the header means nothing. */
 function vouchedFor(c: Context, headers: TrustedHeaders | undefined): Principal | undefined {

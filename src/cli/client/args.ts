@@ -1,13 +1,9 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
 import { didYouMean } from '../../config/suggest.ts';
 import { UsageError } from '../../errors.ts';
+import type { CommandOptions as Options } from '../registry.ts';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-
-/**
- * `parseArgs` in strict mode, with its errors (unknown option, missing value) turned into a
- * `UsageError` that carries the command's usage text, so the dispatcher exits 2.
- */
+/** `parseArgs` in strict mode, its errors a `UsageError` with the command's usage text (exit 2). */
 export function parseCommandArgs<O extends Options>(args: string[], options: O, usage: string) {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });
@@ -56,10 +52,19 @@ export function wholeNumber(name: string, value: string | undefined, min: number
   return n;
 }
 
-/** The one instance key a command takes (`watchdog hold <key>`); a missing or extra argument is a usage error. */
-export function instanceKeyArg(positionals: string[], usage: string): string {
-  const [key, ...extra] = positionals;
+/**
+ * The instance key a command takes (`watchdog hold <key>`), and with `second` one argument after it, needed when
+ * `second.missing` says what to ask for; a missing key or an extra argument is a usage error.
+ */
+export function instanceKeyArg(
+  positionals: string[],
+  usage: string,
+  second?: { missing?: (key: string) => string },
+): [string, string | undefined] {
+  const [key, ...rest] = positionals;
   if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
-  return key;
+  const next = second ? rest.shift() : undefined;
+  if (next === undefined && second?.missing) throw new UsageError(`${second.missing(key)}\n${usage}`);
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"\n${usage}`);
+  return [key, next];
 }

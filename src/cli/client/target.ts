@@ -3,9 +3,29 @@ import { join, resolve } from 'node:path';
 import { apiKeyId } from '../../auth/api-keys.ts';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
+import type { CommandOptions } from '../registry.ts';
 import { ClientError } from './errors.ts';
 import { type AdminLogin, basic, type Endpoint, fetchAllStatus, UnknownInstanceError } from './http.ts';
 import { storedLogin } from './logins.ts';
+
+/** The flags of every command that talks to a daemon: where it is and the instance's token. */
+export const TARGET_FLAGS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  config: { type: 'string' },
+} as const satisfies CommandOptions;
+
+export const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
+  --token T     the instance's ApiToken, or an API key (default: WATCHDOG_TOKEN, else the local appsettings.yml)
+  --config F    the appsettings.yml to read the address and token from`;
+
+/** The daemon's Admin credentials, for commands that may act on every instance. */
+export const ADMIN_FLAGS = { user: { type: 'string' }, password: { type: 'string' } } as const satisfies CommandOptions;
+
+/** A stderr note that does not stop the command. */
+export const warnTo = (command: string) => (message: string) => {
+  process.stderr.write(`watchdog ${command}: ${message}\n`);
+};
 
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */
 export const DEFAULT_URL = 'http://localhost:5000';
@@ -28,7 +48,7 @@ export interface TargetOptions {
   /** `--user` and `--password`; either part missing is taken from `WATCHDOG_ADMIN` (`user:password`). */
   user?: string;
   password?: string;
-  configFile?: string;
+  config?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Where a non-fatal note goes (an unreadable local config that was not asked for). */
@@ -53,12 +73,12 @@ function splitLogin(text: string | undefined): { user?: string; password?: strin
  * `--config` that cannot be used is an error.
  */
 async function loadLocalConfig(opts: TargetOptions): Promise<{ config?: ResolvedConfig; problems: string[] }> {
-  const file = resolve(opts.cwd, opts.configFile ?? 'appsettings.yml');
+  const file = resolve(opts.cwd, opts.config ?? 'appsettings.yml');
   // Loaded on demand: `watchdog restart --url … --token …` must not need (or pay for) the config loader.
   const { loadConfig } = await import('../../config/load.ts');
-  const loaded = await loadConfig({ file: opts.configFile, cwd: opts.cwd, env: opts.env });
+  const loaded = await loadConfig({ file: opts.config, cwd: opts.cwd, env: opts.env });
   if (loaded.ok) return { config: loaded.config, problems: [] };
-  if (opts.configFile !== undefined) {
+  if (opts.config !== undefined) {
     const problems = loaded.problems.map((p) => `  ${p}`).join('\n');
     throw new ClientError(`the file given with --config could not be used:\n${problems}`, 2);
   }
@@ -162,7 +182,7 @@ export function createTarget(opts: TargetOptions) {
     async config(purpose: string): Promise<ResolvedConfig> {
       const config = await localConfig();
       if (config) return config;
-      const file = resolve(opts.cwd, opts.configFile ?? 'appsettings.yml');
+      const file = resolve(opts.cwd, opts.config ?? 'appsettings.yml');
       const problems = (await local)?.problems.map((p) => `\n  ${p}`).join('') ?? '';
       throw new ClientError(
         `${purpose} needs the local config, and ${file} could not be read${problems && `:${problems}`}`,
@@ -172,6 +192,10 @@ export function createTarget(opts: TargetOptions) {
   };
 }
 export type Target = ReturnType<typeof createTarget>;
+
+/** The daemon `command`'s flags name, seen from this process's folder and environment. */
+export const targetOf = (command: string, values: Omit<TargetOptions, 'cwd' | 'env' | 'warn'>): Target =>
+  createTarget({ ...values, cwd: process.cwd(), env: process.env, warn: warnTo(command) });
 
 /** How long the list of instances may take when it only decorates an error message. */
 const LIST_TIMEOUT_MS = 3000;

@@ -5,9 +5,8 @@ import { ClientError } from '../client/errors.ts';
 import { instancePath, refusal, request } from '../client/http.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
-import { withInstanceList } from '../client/target.ts';
+import { TARGET_FLAGS, TARGET_USAGE, targetOf, warnTo, withInstanceList } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf, warnTo } from './target-flags.ts';
 
 const DEFAULT_WAIT_S = 10;
 /** After a command, its answer is taken to be complete once the log has been quiet this long. */

@@ -1,13 +1,12 @@
 import { monotonicMs } from '../../clock.ts';
 import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
-import { parseCommandArgs, positiveNumber } from '../client/args.ts';
+import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
 import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
 import type { StatusRow } from '../client/status-table.ts';
-import { atInstance } from '../client/target.ts';
+import { atInstance, TARGET_FLAGS, TARGET_USAGE, targetOf } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 const DEFAULT_TIMEOUT_S = 300;
 
@@ -72,12 +71,8 @@ const POLICIES = ['Now', 'RoundEnd', 'Empty'];
 export function control(action: ControlAction): Command {
   return async (args) => {
     const { values, positionals } = parseCommandArgs(args, options, usage(action));
-    const [key, ...extra] = positionals;
-    if (key === undefined) throw new UsageError(`missing the instance key\n${usage(action)}`);
-    const backup = action === 'restore' ? extra.shift() : undefined;
-    if (action === 'restore' && backup === undefined)
-      throw new UsageError(`missing the backup to restore (watchdog backups ${key} lists them)\n${usage(action)}`);
-    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
+    const missing = (key: string) => `missing the backup to restore (watchdog backups ${key} lists them)`;
+    const [key, backup] = instanceKeyArg(positionals, usage(action), action === 'restore' ? { missing } : undefined);
     const withData = values['with-data'] === true;
     if (values.now && action !== 'restore') throw new UsageError(`--now goes with restore only\n${usage(action)}`);
     if (values.now && values.when !== undefined) throw new UsageError(`--now or --when, not both\n${usage(action)}`);

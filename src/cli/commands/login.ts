@@ -7,8 +7,8 @@ import { ClientError } from '../client/errors.ts';
 import { basic, refusal, request } from '../client/http.ts';
 import { keepLogin } from '../client/logins.ts';
 import { readLine, readPassword } from '../client/secret-input.ts';
+import { TARGET_FLAGS, targetOf } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 export const usage = `usage: watchdog login [--url URL] [--user NAME] [--password-stdin] [--code CODE] [--config F]
        watchdog login --forget [--url URL] [--config F]

@@ -7,9 +7,8 @@ import { ClientError } from '../client/errors.ts';
 import { basic, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { fetchLogLines, followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
-import { type Target, withInstanceList } from '../client/target.ts';
+import { ADMIN_FLAGS, TARGET_FLAGS, type Target, targetOf, warnTo, withInstanceList } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
-import { ADMIN_FLAGS, TARGET_FLAGS, targetOf, warnTo } from './target-flags.ts';
 
 const USAGE = `usage: watchdog logs <key> [-f] [-n N] [--config F] [--url URL [--token T | --user U --password P]]
   -f, --follow      keep printing new lines (across rotation) until Ctrl-C
@@ -94,7 +93,7 @@ async function remoteLogs(target: Target, key: string, n: number, follow: boolea
 /** `watchdog logs <key>`: this machine's server.log, or with `--url` (or `WATCHDOG_URL`) the daemon's. */
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, options, USAGE);
-  const key = instanceKeyArg(positionals, USAGE);
+  const [key] = instanceKeyArg(positionals, USAGE);
   const n = wholeNumber('-n', values.lines, 0, USAGE) ?? 50;
   const target = targetOf('logs', values);
   const follow = values.follow === true;

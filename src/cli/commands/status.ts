@@ -4,9 +4,8 @@ import { ClientError } from '../client/errors.ts';
 import { fetchAllStatus, fetchStatus, refusal, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { colourEnabled, renderStatusTable, type StatusRow } from '../client/status-table.ts';
-import { atInstance, type Target } from '../client/target.ts';
+import { ADMIN_FLAGS, atInstance, TARGET_FLAGS, type Target, targetOf } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
-import { ADMIN_FLAGS, TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 /**
  * Repeats `draw` every `intervalMs` until SIGINT/SIGTERM or `count` draws, whichever comes first.

@@ -30,22 +30,20 @@ export const warnTo = (command: string) => (message: string) => {
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */
 export const DEFAULT_URL = 'http://localhost:5000';
 
-/** Hosts that mean "every interface" in a listen address (`+` and `[::]` are read as these); a client reaches them here. */
+/** Hosts that mean "every interface" (`+` and `[::]` are read as these); a client reaches them here. */
 const WILDCARD_HOSTS = new Set(['*', '0.0.0.0', '::']);
 
 /** The address a client on this machine uses to reach a daemon listening on `address`: `*:5000` → `localhost:5000`. */
 export const clientUrl = (address: ListenAddress): string =>
   listenUrl(WILDCARD_HOSTS.has(address.host) ? { ...address, host: 'localhost' } : address);
 
-/** `--url` as given, without a trailing slash, so messages and request paths read cleanly. */
-export function normaliseUrl(url: string): string {
-  return url.replace(/\/+$/, '');
-}
+/** `--url` without a trailing slash, so messages and request paths read cleanly. */
+export const normaliseUrl = (url: string): string => url.replace(/\/+$/, '');
 
 export interface TargetOptions {
   url?: string;
   token?: string;
-  /** `--user` and `--password`; either part missing is taken from `WATCHDOG_ADMIN` (`user:password`). */
+  /** Either part missing is taken from `WATCHDOG_ADMIN` (`user:password`). */
   user?: string;
   password?: string;
   config?: string;
@@ -67,11 +65,7 @@ function splitLogin(text: string | undefined): { user?: string; password?: strin
   return { user: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
-/**
- * The daemon's configuration as seen from the working directory, for the CLI to find `Urls` and tokens; only why
- * not when there is none or it is invalid (the client works with `--url` and `--token` alone), but an explicit
- * `--config` that cannot be used is an error.
- */
+/** The local config for `Urls` and tokens, else why not (`--url` and `--token` suffice); a bad `--config` throws. */
 async function loadLocalConfig(opts: TargetOptions): Promise<{ config?: ResolvedConfig; problems: string[] }> {
   const file = resolve(opts.cwd, opts.config ?? 'appsettings.yml');
   // Loaded on demand: `watchdog restart --url … --token …` must not need (or pay for) the config loader.
@@ -89,10 +83,8 @@ async function loadLocalConfig(opts: TargetOptions): Promise<{ config?: Resolved
   return { problems: loaded.problems };
 }
 
-/** Works out where the daemon is and which token to send, reading the local config only when needed. */
 export function createTarget(opts: TargetOptions) {
   let local: ReturnType<typeof loadLocalConfig> | undefined;
-  /** The local config when it could be read, else undefined (a `--config` that cannot be read is still an error). */
   const localConfig = async () => {
     local ??= loadLocalConfig(opts);
     return (await local).config;
@@ -141,7 +133,7 @@ export function createTarget(opts: TargetOptions) {
     );
   };
 
-  /** Admin credentials from `--user`/`--password`/`WATCHDOG_ADMIN`, or undefined; exit 2 when half given. */
+  /** Admin credentials, or undefined; exit 2 when half given. */
   const admin = (): AdminLogin | undefined => {
     const env = splitLogin(opts.env.WATCHDOG_ADMIN);
     const username = opts.user ?? env.user;
@@ -200,19 +192,15 @@ export const targetOf = (command: string, values: Omit<TargetOptions, 'cwd' | 'e
 /** How long the list of instances may take when it only decorates an error message. */
 const LIST_TIMEOUT_MS = 3000;
 
-/**
- * Runs `body` against instance `key` of the target's daemon (its address, the key's token); an unknown instance is
- * reported with the instances that do exist.
- */
+/** Runs `body` against instance `key` of the target's daemon, under withInstanceList. */
 export async function atInstance<T>(target: Target, key: string, body: (ep: Endpoint) => Promise<T>): Promise<T> {
   const url = await target.url();
   return withInstanceList(target, async () => body({ url, key, authorization: await target.authorization(key) }));
 }
 
 /**
- * Runs `body`; an unknown instance it runs into is reported with the instances that do exist: the daemon's
- * `GET /api/instances` (with Admin credentials when given, else as a loopback client), else the local config's.
- * Only on that error path, so a command that succeeds never makes the extra request.
+ * Runs `body`; an unknown instance it runs into is reported with the instances the daemon (or else the local config)
+ * lists, asked only then, so a command that succeeds never makes the extra request.
  */
 export async function withInstanceList<T>(target: Target, body: () => Promise<T>): Promise<T> {
   try {

@@ -190,12 +190,11 @@ function fish(spec: CompletionSpec): string {
   return lines.join('\n') + '\n';
 }
 
-const USAGE = `usage: watchdog completion ${SHELLS.join('|')}
+export const usage = `usage: watchdog completion ${SHELLS.join('|')}
   Prints a completion script: commands, their options, and instance keys from ./appsettings.yml.
   bash:  source <(watchdog completion bash)            (or save it in ~/.local/share/bash-completion/completions/watchdog)
   zsh:   source <(watchdog completion zsh)             (after compinit)
   fish:  watchdog completion fish > ~/.config/fish/completions/watchdog.fish`;
-export const usage = USAGE;
 export const options = {} as const satisfies CommandOptions;
 
 /** Values an option takes, where they are a fixed list (`chart --format`) or file names. */
@@ -233,11 +232,11 @@ async function spec() {
 
 /** `watchdog completion bash|zsh|fish`: prints the completion script for that shell. */
 export async function run(args: string[]): Promise<number> {
-  const { positionals } = parseCommandArgs(args, options, USAGE);
+  const { positionals } = parseCommandArgs(args, options, usage);
   const [shell, ...extra] = positionals;
-  if (shell === undefined) throw new UsageError(`which shell? ${SHELLS.join(', ')}\n${USAGE}`);
-  if (!isShell(shell)) throw new UsageError(`unknown shell "${shell}"; choose one of ${SHELLS.join(', ')}\n${USAGE}`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${USAGE}`);
+  if (shell === undefined) throw new UsageError(`which shell? ${SHELLS.join(', ')}\n${usage}`);
+  if (!isShell(shell)) throw new UsageError(`unknown shell "${shell}"; choose one of ${SHELLS.join(', ')}\n${usage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
   process.stdout.write({ bash, zsh, fish }[shell](await spec()));
   return 0;
 }

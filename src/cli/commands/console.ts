@@ -42,10 +42,7 @@ async function postCommand(log: RemoteLog, command: string): Promise<void> {
   }
 }
 
-/**
- * Follows the log from now on and, once the stream is open, runs `send`; then prints the server's output until the
- * log has been quiet for QUIET_MS, or `waitMs` at the latest: the last command's output is then taken to be complete.
- */
+/** Follows the log, runs `send` once the stream is open, then prints output until QUIET_MS of quiet or `waitMs`. */
 async function session(log: RemoteLog, waitMs: number, send: (stop: Interruption) => Promise<number>) {
   const stop = onInterrupt();
   let quiet: NodeJS.Timeout | undefined;

@@ -55,10 +55,7 @@ export function listingTable(listing: FileListing): string {
 /** Until the answer's headers arrive; a download's body then takes as long as it takes. */
 const CONNECT_MS = 10_000;
 
-/**
- * One GET of a shared path, streamed: the response once it is a success. A refusal or an unreachable daemon becomes
- * the same message the other commands print (explainFailure reads an ofetch error, so a refusal is put in one).
- */
+/** One streamed GET of a shared path; a refusal is put in an ofetch error, so explainFailure words it as for all. */
 async function getShared(
   ep: Endpoint,
   path: string,

@@ -1,9 +1,7 @@
 /**
- * Where each transition of the chart is drawn in DOT. Graphviz draws edges between nodes only, so a transition
- * from or into a compound state is drawn from or to a leaf inside it and clipped at the cluster's border
- * (`ltail`/`lhead`). One declared on a compound state that leads into that same state (`server` → `server.stopping`,
- * `server` → `server.running`) is drawn from each sibling subtree that it leaves; where it re-enters its target it is
- * listed in that state, as transitions without a target and self-loops are.
+ * Where each transition is drawn in DOT. Graphviz joins nodes only, so one from or into a compound state is drawn
+ * from or to a leaf inside it, clipped at the cluster's border (`ltail`/`lhead`). One on a compound state into its
+ * own child (`server` → `server.running`) is drawn from each sibling it leaves, and listed in the state it re-enters.
  */
 import { type ChartEdge, type ChartGraph, type ChartState, within } from './graph.ts';
 
@@ -12,9 +10,8 @@ export type DrawnKind = 'event' | 'result' | 'after' | 'always';
 export interface DrawnEdge {
   tail: string;
   head: string;
-  /** The compound state whose cluster border the arrow starts at (its tail is a leaf inside). */
+  /** The compound states whose cluster borders the arrow starts and ends at (tail and head are leaves inside). */
   ltail: string | null;
-  /** The compound state whose cluster border the arrow ends at (its head is that state's initial leaf). */
   lhead: string | null;
   label: string;
   kind: DrawnKind;
@@ -33,10 +30,7 @@ export const isCluster = (s: ChartState | undefined): boolean => s?.kind === 'co
 
 const kindOf = (e: ChartEdge): DrawnKind => (e.kind === 'done' || e.kind === 'error' ? 'result' : e.kind);
 
-/**
- * The arrows to draw, and per state the transitions it handles in place: those without a target, and those
- * that leave and re-enter the same state (self-loops, whose stacked labels Graphviz lets overlap).
- */
+/** The arrows, and per state the transitions it handles in place (no target, or self-loops Graphviz would overlap). */
 export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Map<string, string[]> } {
   const byPath = new Map(graph.states.map((s) => [s.path, s]));
   // A parallel state's regions all start at once: an arrow into it points at its first region's first leaf.
@@ -47,11 +41,8 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
         : graph.states.find((c) => s.kind === 'parallel' && c.parent === s.path);
     return first ? leaf(first) : s.path;
   };
-  /**
-   * The end of an arrow at state `path`: the state itself, or a leaf inside it and its cluster. An arrow leaving
-   * a cluster starts at the last leaf (in chart order) with an arrow to the same head, if any, so that Graphviz places its
-   * label in the gap between them rather than across the cluster.
-   */
+  // The end of an arrow at `path`: the state, or a leaf in its cluster. Leaving a cluster, the last leaf with an arrow
+  // to the same head, so that Graphviz puts the label in the gap between them rather than across the cluster.
   const end = (path: string, head?: string): { node: string; cluster: string | null } => {
     const s = byPath.get(path);
     if (s === undefined || !isCluster(s) || path === '') return { node: path, cluster: null };
@@ -95,11 +86,7 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
   return { edges: fromAnyChild(graph, [...merged.values()]), inPlace };
 }
 
-/**
- * Arrows alike (same head, words and kind) from every other child of one compound state become one arrow, from
- * the last of them, that says so: a request taken in any state of the server is one labelled arrow, not three
- * with the same four lines stacked on parallel curves.
- */
+/** Arrows alike from every other child of a compound state become one, labelled so, not several stacked curves. */
 function fromAnyChild(graph: ChartGraph, edges: DrawnEdge[]): DrawnEdge[] {
   const byPath = new Map(graph.states.map((s) => [s.path, s]));
   const groups = new Map<string, DrawnEdge[]>();

@@ -1,8 +1,4 @@
-/**
- * Graphviz DOT of the chart: compound and parallel states as clusters, transitions declared on the machine from "any state".
- * Transitions that stay in their state (actions only, or leaving and re-entering it) are listed inside it instead
- * of drawn as self-loops, whose stacked labels Graphviz lets overlap; every arrow's colour is in the legend.
- */
+/** Graphviz DOT of the chart: compound and parallel states as clusters, the machine's own transitions from "any state". */
 import { type DrawnKind, drawnEdges, EDGE_STYLE, isCluster } from './dot-edges.ts';
 import type { ChartGraph, ChartState } from './graph.ts';
 
@@ -18,20 +14,16 @@ function titled(name: string, inPlace: string[], bold = false): string {
   return `<${title}<br/>${lines}>`;
 }
 
-/** What each arrow colour means in the legend: the developer's terms unless a view says it otherwise. */
-export type LegendText = Readonly<Record<DrawnKind, string>>;
+/** What each arrow colour means: EDGE_STYLE's developer terms unless a view words it otherwise. */
+type LegendText = Readonly<Record<DrawnKind, string>>;
 
-const DEVELOPER_LEGEND = Object.fromEntries(
-  (Object.keys(EDGE_STYLE) as DrawnKind[]).map((k) => [k, EDGE_STYLE[k].meaning]),
-) as LegendText;
-
-function legend(kinds: Set<DrawnKind>, meanings: LegendText): string[] {
+function legend(kinds: Set<DrawnKind>, meanings?: LegendText): string[] {
   const rows = (Object.keys(EDGE_STYLE) as DrawnKind[])
     .filter((k) => kinds.has(k))
     // A filled cell draws the line: Graphviz's wasm build has no metrics for box-drawing characters.
     .map(
       (k) =>
-        `<tr><td><table border="0" cellspacing="0" cellpadding="0"><tr><td fixedsize="true" width="28" height="3" bgcolor="${EDGE_STYLE[k].color}"></td></tr></table></td><td align="left">${html(meanings[k])}</td></tr>`,
+        `<tr><td><table border="0" cellspacing="0" cellpadding="0"><tr><td fixedsize="true" width="28" height="3" bgcolor="${EDGE_STYLE[k].color}"></td></tr></table></td><td align="left">${html(meanings?.[k] ?? EDGE_STYLE[k].meaning)}</td></tr>`,
     );
   return [
     '  subgraph "cluster_legend" {',
@@ -42,7 +34,7 @@ function legend(kinds: Set<DrawnKind>, meanings: LegendText): string[] {
   ];
 }
 
-export function toDot(graph: ChartGraph, meanings: LegendText = DEVELOPER_LEGEND): string {
+export function toDot(graph: ChartGraph, meanings?: LegendText): string {
   const lines = [
     `digraph ${q(graph.id)} {`,
     '  // Generated from machines/instance.ts by `watchdog chart --format dot`; do not edit by hand.',

@@ -1,7 +1,3 @@
-/**
- * `watchdog chart` and `/statechart.svg`: the instance statechart rendered from the machine, in either view, as text or
- * as SVG by Graphviz in WebAssembly (no `dot` binary).
- */
 import type { Logger } from '../log.ts';
 import { toDot } from './dot.ts';
 import { chartGraph } from './graph.ts';
@@ -11,14 +7,10 @@ import { type ChartView, OPERATOR_LEGEND, operatorGraph } from './operator.ts';
 export const CHART_FORMATS = ['mermaid', 'dot', 'json'] as const;
 export type ChartFormat = (typeof CHART_FORMATS)[number];
 
-export function isChartFormat(value: string): value is ChartFormat {
-  return (CHART_FORMATS as readonly string[]).includes(value);
-}
-
 export function renderChart(format: ChartFormat, view: ChartView = 'developer'): string {
   const graph = view === 'operator' ? operatorGraph() : chartGraph();
   if (format === 'mermaid') return toMermaid(graph);
-  if (format === 'dot') return view === 'operator' ? toDot(graph, OPERATOR_LEGEND) : toDot(graph);
+  if (format === 'dot') return toDot(graph, view === 'operator' ? OPERATOR_LEGEND : undefined);
   return JSON.stringify(graph, null, 2) + '\n';
 }
 
@@ -30,10 +22,7 @@ function inlineable(svg: string): string {
   return svg.replace(/^[\s\S]*?(?=<svg\b)/, '').replace(/<svg\b([^>]*?)\swidth="[^"]*"\s+height="[^"]*"/, '<svg$1');
 }
 
-/**
- * Renders the chart. Graphviz diagnostics go to `log` at debug level: the viz-js 3.31 build reassigns its
- * stderr hook to `console.error` after setting it up, so they would otherwise land on the daemon's stderr.
- */
+/** As SVG by Graphviz in WebAssembly. viz-js 3.31 sends diagnostics to `console.error`: they go to `log` instead. */
 export async function renderChartSvg(log?: Logger, view: ChartView = 'developer'): Promise<string> {
   // Loaded on first use: the module carries Graphviz as ~1 MB of wasm, which a daemon nobody looks at need not hold.
   const { instance } = await import('@viz-js/viz');

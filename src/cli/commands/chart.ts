@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CHART_VIEWS, isChartView } from '../../chart/operator.ts';
-import { CHART_FORMATS, isChartFormat, renderChart, renderChartSvg } from '../../chart/render.ts';
+import { CHART_FORMATS, type ChartFormat, renderChart, renderChartSvg } from '../../chart/render.ts';
 import { describeError, UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
@@ -27,12 +27,13 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, options, usage);
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
   const format = values.format ?? 'mermaid';
-  if (format !== 'svg' && !isChartFormat(format))
+  if (!(FORMATS as readonly string[]).includes(format))
     throw new UsageError(`unknown format "${format}"; choose one of ${FORMATS.join(', ')}\n${usage}`);
   const view = values.view ?? 'developer';
   if (!isChartView(view))
     throw new UsageError(`unknown view "${view}"; choose one of ${CHART_VIEWS.join(', ')}\n${usage}`);
-  const text = format === 'svg' ? `${await renderChartSvg(undefined, view)}\n` : renderChart(format, view);
+  const text =
+    format === 'svg' ? `${await renderChartSvg(undefined, view)}\n` : renderChart(format as ChartFormat, view);
   if (values.out === undefined) {
     process.stdout.write(text);
     return 0;

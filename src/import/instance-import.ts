@@ -3,10 +3,7 @@ import { defaultInstanceData, type InstanceData, type LaunchData } from '../stor
 import type { WatchdogDbRow } from '../store/watchdog-db.ts';
 import { checkPersistedServer } from './persisted-server.ts';
 
-/**
- * An instance's row of data.db and what becomes of its server: `adopt` (with PersistServers), `shut-down` (without:
- * it would hold the port), `none` (`reason` says why, when a pid was persisted); `launch` for the adoption path.
- */
+/** An instance's row of data.db and what becomes of its server (`shut-down`: it would hold the port). */
 export interface InstanceImport {
   key: string;
   revision: string | null;

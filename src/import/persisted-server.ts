@@ -1,5 +1,6 @@
 import { readFile, readlink, realpath } from 'node:fs/promises';
 import { isAlive, readCmdline, readProcessStartTime } from '../process/proc-info.ts';
+import { CLOCK_TICKS_PER_SECOND } from '../process/tree-stats.ts';
 
 /** `startTime` as `readProcessStartTime` gives it, for the usual adoption check; `args` after the program. */
 type PersistedServerCheck =
@@ -14,13 +15,10 @@ function ticksThisBoot(startTime: string, reference: string): bigint | null {
   return BigInt(ticks);
 }
 
-/** USER_HZ: 100 on every Linux that matters. */
-const USER_HZ = 100;
-
 async function startedAt(ticks: bigint): Promise<string> {
   const uptime = Number.parseFloat(await readFile('/proc/uptime', 'utf8').catch(() => ''));
   if (!Number.isFinite(uptime)) return new Date().toISOString();
-  return new Date(Date.now() - (uptime - Number(ticks) / USER_HZ) * 1000).toISOString();
+  return new Date(Date.now() - (uptime - Number(ticks) / CLOCK_TICKS_PER_SECOND) * 1000).toISOString();
 }
 
 /**

@@ -38,16 +38,11 @@ function serverLine(found: InstanceImport, dryRun: boolean): string {
   }
 }
 
-interface Outcome {
-  lines: string[];
-  failed: boolean;
-}
-
 async function importOne(
   instance: ResolvedInstance,
   db: WatchdogDb,
   opts: { dryRun: boolean; force: boolean; persistServers: boolean; before: string; cwd: string },
-): Promise<Outcome> {
+): Promise<{ lines: string[]; failed: boolean }> {
   const row = db.rows.get(instance.key);
   if (!row) return { lines: [`${instance.key}: not in the data file`], failed: false };
   if (!opts.force && (await instanceDataKind(instance.dir)) === 'ours') {

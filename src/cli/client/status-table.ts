@@ -143,16 +143,9 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
   const body = cells.map((c) =>
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
+  const explained = [stoppedLine, exitLine, checkLine, maintenanceLine, blockedLine, agonesLine, hubLine];
   const extra = rows
-    .flatMap((r) => [
-      stoppedLine(r),
-      exitLine(r),
-      checkLine(r),
-      maintenanceLine(r, opts.now),
-      blockedLine(r),
-      agonesLine(r),
-      hubLine(r, opts.now),
-    ])
+    .flatMap((r) => explained.map((explain) => explain(r, opts.now)))
     .filter((l): l is string => l !== null)
     .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';
@@ -170,8 +163,7 @@ export function formatDuration(seconds: number): string {
 
 /** How long ago an ISO-8601 timestamp was, relative to `now` (ms): `3s ago`; `never` for null or unparsable. */
 export function formatAge(iso: string | null | undefined, now: number): string {
-  if (!iso) return 'never';
-  const at = Date.parse(iso);
+  const at = iso ? Date.parse(iso) : Number.NaN;
   if (Number.isNaN(at)) return 'never';
   // The daemon's clock and ours can disagree by a few ms; a check-in is never in the future.
   return `${formatDuration((now - at) / 1000)} ago`;

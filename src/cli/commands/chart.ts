@@ -4,6 +4,7 @@ import { CHART_VIEWS, isChartView } from '../../chart/operator.ts';
 import { CHART_FORMATS, type ChartFormat, renderChart, renderChartSvg } from '../../chart/render.ts';
 import { describeError, UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
+import { ClientError } from '../client/errors.ts';
 import type { CommandOptions } from '../registry.ts';
 
 /** The text formats, and the SVG the dashboard shows (drawn by Graphviz in WebAssembly: no `dot` binary needed). */
@@ -43,10 +44,8 @@ export async function run(args: string[]): Promise<number> {
     await mkdir(dirname(out), { recursive: true });
     await writeFile(out, text);
   } catch (err) {
-    process.stderr.write(
-      `watchdog chart: cannot write ${out}: ${describeError(err)}; check the folder exists and is writable\n`,
-    );
-    return 1;
+    const why = `${describeError(err)}; check the folder exists and is writable`;
+    throw new ClientError(`cannot write ${out}: ${why}`, 1, { cause: err });
   }
   process.stderr.write(`watchdog chart: wrote the ${view} chart as ${format} to ${out}\n`);
   return 0;

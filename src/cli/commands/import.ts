@@ -9,6 +9,7 @@ import { describeSystemdUnit, type InstanceImport, importedData, inspectRow } fr
 import { DATA_FILE, instanceDataKind, writeInstanceData } from '../../store/instance-data.ts';
 import { readWatchdogDb, type WatchdogDb, watchdogDbExists } from '../../store/watchdog-db.ts';
 import { parseCommandArgs } from '../client/args.ts';
+import { ClientError } from '../client/errors.ts';
 import type { CommandOptions } from '../registry.ts';
 
 export const usage = `usage: watchdog import [--config FILE] [--dry-run] [--force]
@@ -76,17 +77,9 @@ export async function run(args: string[]): Promise<number> {
   for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
   const { config } = loaded;
   const file = config.dataFile;
-  if (!(await watchdogDbExists(file))) {
-    process.stderr.write(`watchdog import: no data file at ${file}; set Data.File to the real watchdog's data.db\n`);
-    return 1;
-  }
-  let db: WatchdogDb;
-  try {
-    db = await readWatchdogDb(file);
-  } catch (err) {
-    process.stderr.write(`watchdog import: ${describeError(err)}\n`);
-    return 1;
-  }
+  if (!(await watchdogDbExists(file)))
+    throw new ClientError(`no data file at ${file}; set Data.File to the real watchdog's data.db`);
+  const db = await readWatchdogDb(file);
   if (db.unfinished.length > 0) {
     process.stderr.write(
       `warning: ${db.unfinished.join(' and ')} beside the data file: the real watchdog is running or did not stop cleanly, ` +
@@ -100,8 +93,7 @@ export async function run(args: string[]): Promise<number> {
       lock = await lockFolders(ownedFolders(config), { command: 'import' });
     } catch (err) {
       if (!(err instanceof FolderLockedError)) throw err;
-      process.stderr.write(`watchdog import: ${err.message}; nothing imported\n`);
-      return 1;
+      throw new ClientError(`${err.message}; nothing imported`, 1, { cause: err });
     }
   }
   try {

@@ -94,9 +94,9 @@ export async function run(args: string[]): Promise<number> {
   let stopWhileStarting: NodeJS.Signals | null = null;
   const onEarlyHup = () => (hupWhileStarting = true);
   const onEarlyStop = (sig: NodeJS.Signals) => (stopWhileStarting ??= sig);
+  const STOPS = ['SIGINT', 'SIGTERM'] as const;
   process.on('SIGHUP', onEarlyHup);
-  process.on('SIGINT', onEarlyStop);
-  process.on('SIGTERM', onEarlyStop);
+  for (const s of STOPS) process.on(s, onEarlyStop);
   const inspector = values.inspect
     ? await (await import('../../daemon/inspector.ts')).startInspector(inspectPort, log.child('inspect'))
     : null;
@@ -131,15 +131,11 @@ export async function run(args: string[]): Promise<number> {
     reload.stop();
     void daemon.shutdown(sig);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.off('SIGINT', onEarlyStop);
-  process.off('SIGTERM', onEarlyStop);
+  for (const s of STOPS) process.on(s, onSignal).off(s, onEarlyStop);
   if (stopWhileStarting) onSignal(stopWhileStarting);
   await daemon.done;
   await inspector?.stop();
   reload.stop();
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  for (const s of STOPS) process.off(s, onSignal);
   return 0;
 }

@@ -4,11 +4,7 @@ import { type DirectedGraphNode, toDirectedGraph } from 'xstate/graph';
 import { instanceMachine } from '../../machines/instance.ts';
 
 export interface ChartState {
-  /**
-   * Dotted path as the status API shows it: the `lifecycle` region's states by their path in it (`stopped.idle`,
-   * `server.running`), the other regions' with the region's key (`updateCheck.running.once`); `''` is the machine
-   * itself ("any state").
-   */
+  /** Dotted, as the status shows it (`stopped.idle`, `updateCheck.running.once`); `''` is the machine itself. */
   path: string;
   /** Its own key; the machine id for the root. */
   name: string;

@@ -16,11 +16,6 @@ export function renderChart(format: ChartFormat, view: ChartView = 'developer'):
 /** The id of a state's node in the SVG: `state:` + its dotted path (`state:stopped.idle`). */
 export const NODE_ID_PREFIX = 'state:';
 
-/** Drops the XML prolog and the fixed size, so the SVG can be inlined and scaled by CSS (its viewBox stays). */
-function inlineable(svg: string): string {
-  return svg.replace(/^[\s\S]*?(?=<svg\b)/, '').replace(/<svg\b([^>]*?)\swidth="[^"]*"\s+height="[^"]*"/, '<svg$1');
-}
-
 /** As SVG by Graphviz in WebAssembly. viz-js 3.31 sends diagnostics to `console.error`: they go to `log` instead. */
 export async function renderChartSvg(log?: Logger, view: ChartView = 'developer'): Promise<string> {
   // Loaded on first use: the module carries Graphviz as ~1 MB of wasm, which a daemon nobody looks at need not hold.
@@ -42,7 +37,10 @@ export async function renderChartSvg(log?: Logger, view: ChartView = 'developer'
       `cannot render the statechart as SVG: ${result.errors.map((e) => e.message).join('; ') || 'Graphviz failed'}`,
     );
   }
-  return inlineable(result.output);
+  // Without the XML prolog and the fixed size, the SVG can be inlined and scaled by CSS (its viewBox stays).
+  return result.output
+    .replace(/^[\s\S]*?(?=<svg\b)/, '')
+    .replace(/<svg\b([^>]*?)\swidth="[^"]*"\s+height="[^"]*"/, '<svg$1');
 }
 
 /** Renders each view on first use and keeps the text (the Graphviz instance, several MB of wasm memory, is let go). */

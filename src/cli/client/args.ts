@@ -16,10 +16,7 @@ export function parseCommandArgs<O extends Options>(args: string[], options: O, 
   }
 }
 
-/**
- * parseArgs's message in the CLI's words: its unknown-option text advises `-- "--bogus"` with an unbalanced quote,
- * which is never what a person who mistyped an option wants.
- */
+/** parseArgs's message in the CLI's words: its unknown-option advice, `-- "--bogus"`, never fits a typo. */
 function parseProblem(code: string, message: string, options: Options): string {
   const option = /'(-[^']*)'/.exec(message)?.[1];
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) {
@@ -52,10 +49,7 @@ export function wholeNumber(name: string, value: string | undefined, min: number
   return n;
 }
 
-/**
- * The instance key a command takes (`watchdog hold <key>`), and with `second` one argument after it, needed when
- * `second.missing` says what to ask for; a missing key or an extra argument is a usage error.
- */
+/** The instance key a command takes, and with `second` one more argument (needed when `second.missing` words it). */
 export function instanceKeyArg(
   positionals: string[],
   usage: string,

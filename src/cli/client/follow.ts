@@ -27,7 +27,7 @@ function dataText(before: StatusRow, now: StatusRow): string {
 
 const running = (s: StatusRow) => `running, pid ${s.pid ?? '?'}, revision ${s.revision ?? '(none)'}`;
 
-/** The outcome of `action` seen from `before` to `now` (`pending`: an update was seen on the way); null: keep polling. */
+/** The outcome of `action` from `before` to `now` (`pending`: an update was seen on the way); null: keep polling. */
 export function judge(
   action: ControlAction,
   before: StatusRow,
@@ -40,8 +40,7 @@ export function judge(
     const why = [`${now.startupFailures ?? '?'} startup failures`, lastExitText(now)].filter(Boolean).join('; ');
     return done(false, `failing to start (${why}); it stays stopped until a restart or a new build`);
   }
-  const relaunched =
-    now.state === 'server.running' && now.pid !== null && now.pid !== undefined && now.pid !== before.pid;
+  const relaunched = now.state === 'server.running' && now.pid != null && now.pid !== before.pid;
   switch (action) {
     case 'stop':
       return now.state === 'stopped.idle' ? done(true, 'stopped') : null;
@@ -56,11 +55,10 @@ export function judge(
         );
       }
       if (relaunched) return done(true, `${running(now)} (was ${before.revision ?? '(none)'})${dataText(before, now)}`);
-      return now.state === 'stopped.idle' && now.revision !== before.revision
+      if (now.state !== 'stopped.idle') return null;
+      return now.revision !== before.revision
         ? done(true, `stopped, rolled back to revision ${now.revision ?? '(none)'}`)
-        : now.state === 'stopped.idle'
-          ? done(false, 'stopped, still on the same build: the rollback failed (see the daemon log)')
-          : null;
+        : done(false, 'stopped, still on the same build: the rollback failed (see the daemon log)');
     case 'restore': {
       const r = now.restore;
       if (!r || r.at === before.restore?.at) return null;

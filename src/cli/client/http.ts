@@ -23,25 +23,23 @@ export const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key
 export const instancePath = (ep: Pick<Endpoint, 'url' | 'key'>, what: string) =>
   `${ep.url}/instances/${encodeURIComponent(ep.key)}/${what}`;
 
-export interface RequestOptions {
-  method?: 'GET' | 'POST';
-  query?: Record<string, string>;
-  body?: Record<string, unknown>;
-  timeoutMs?: number;
-  /** The Authorization header; none when undefined. */
-  authorization?: string;
-  /** The Cookie header (a dashboard session, `watchdog login`); none when undefined. */
-  cookie?: string;
-  /** Which credentials a 401 refused, for its message. */
-  as?: 'token' | 'admin';
-}
-
 /** One request to the daemon, read as JSON (text when it is not); a failure is a ClientError naming `what`. */
 export async function request<T>(
   url: string,
   ep: Pick<Endpoint, 'url' | 'key'>,
   what: string,
-  opts: RequestOptions = {},
+  opts: {
+    method?: 'GET' | 'POST';
+    query?: Record<string, string>;
+    body?: Record<string, unknown>;
+    timeoutMs?: number;
+    /** The Authorization header; none when undefined. */
+    authorization?: string;
+    /** The Cookie header (a dashboard session, `watchdog login`); none when undefined. */
+    cookie?: string;
+    /** Which credentials a 401 refused, for its message. */
+    as?: 'token' | 'admin';
+  } = {},
 ): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
   try {

@@ -198,10 +198,7 @@ export async function atInstance<T>(target: Target, key: string, body: (ep: Endp
   return withInstanceList(target, async () => body({ url, key, authorization: await target.authorization(key) }));
 }
 
-/**
- * Runs `body`; an unknown instance it runs into is reported with the instances the daemon (or else the local config)
- * lists, asked only then, so a command that succeeds never makes the extra request.
- */
+/** Runs `body`; an unknown instance is reported with the daemon's (else the local config's) list, asked only then. */
 export async function withInstanceList<T>(target: Target, body: () => Promise<T>): Promise<T> {
   try {
     return await body();

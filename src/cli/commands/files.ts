@@ -10,7 +10,7 @@ import type { FileListing } from '../../http/schemas.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import { instanceKeyArg, parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { type Endpoint, explainFailure, instancePath } from '../client/http.ts';
+import { type Endpoint, explainFailure, instancePath, TIMEOUT_MS } from '../client/http.ts';
 import { atInstance, TARGET_FLAGS, TARGET_USAGE, targetOf } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 
@@ -52,10 +52,10 @@ export function listingTable(listing: FileListing): string {
   return lines.join('\n');
 }
 
-/** Until the answer's headers arrive; a download's body then takes as long as it takes. */
-const CONNECT_MS = 10_000;
-
-/** One streamed GET of a shared path; a refusal is put in an ofetch error, so explainFailure words it as for all. */
+/**
+ * One streamed GET of a shared path (TIMEOUT_MS until its headers, then as long as it takes); a refusal is put in an
+ * ofetch error, so explainFailure words it as for every command.
+ */
 async function getShared(
   ep: Endpoint,
   path: string,
@@ -63,13 +63,13 @@ async function getShared(
   headers: Record<string, string> = {},
 ): Promise<Response> {
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), CONNECT_MS);
+  const timer = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), TIMEOUT_MS);
   const res = await fetch(filesUrl(ep, path), {
     headers: { authorization: ep.authorization, ...headers },
     signal: abort.signal,
   })
     .catch((err: unknown) => {
-      throw explainFailure(err, ep, what, CONNECT_MS);
+      throw explainFailure(err, ep, what);
     })
     .finally(() => clearTimeout(timer));
   if (res.ok || res.status === 416) return res;

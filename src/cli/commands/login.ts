@@ -32,9 +32,6 @@ export const options = {
   config: TARGET_FLAGS.config,
 } as const satisfies CommandOptions;
 
-/** The daemon's route that makes the key (src/http/user-routes.ts). */
-const KEYS = '/api/me/keys';
-
 /**
  * A key for `user`, asked with the password; a user with a one-time code is refused that (Basic carries no code), so
  * it logs in on the dashboard's form with its code, and the session that gives asks for the key, then ends.
@@ -42,7 +39,7 @@ const KEYS = '/api/me/keys';
 async function makeKey(url: string, user: string, password: string, code: () => Promise<string>): Promise<LoginKey> {
   const ep = { url, key: user };
   const asked = (headers: { authorization?: string; cookie?: string }) =>
-    request<LoginKey>(`${url}${KEYS}`, ep, 'login', { method: 'POST', ...headers, as: 'admin' });
+    request<LoginKey>(`${url}/api/me/keys`, ep, 'login', { method: 'POST', ...headers, as: 'admin' });
   try {
     return await asked({ authorization: basic(user, password) });
   } catch (err) {

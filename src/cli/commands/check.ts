@@ -16,22 +16,19 @@ function hostPort(listen: ListenAddress): string {
   return `${listenUrl(listen)}${all}`;
 }
 
-/** `2 (Notification.Routes: Ntfy, Email)`: how many routes, and where they go (never a URL or token). */
-function routesLine(config: ResolvedConfig): string {
-  const routes = config.settings.Notification.Routes;
-  const kinds = routes.flatMap((r) => destinationsIn(r));
-  return `${routes.length} (Notification.Routes${kinds.length > 0 ? `: ${kinds.join(', ')}` : ''})`;
-}
-
 /** A short, human summary of a valid configuration: what was read, where it listens, each instance. */
 function formatSummary(config: ResolvedConfig, cwd: string): string {
+  const { Routes, Format } = config.settings.Notification;
+  // How many routes, and where they go (never a URL or token).
+  const kinds = Routes.flatMap((r) => destinationsIn(r));
+  const routes = `${Routes.length} (Notification.Routes${kinds.length > 0 ? `: ${kinds.join(', ')}` : ''})`;
   const lines = [
     `files:     ${config.files.map((f) => displayName(f, cwd)).join(', ')}`,
     `listen:    ${config.listen.map(hostPort).join(', ')}`,
     `base url:  ${config.baseUrl ?? '(derived from the listen address)'}`,
     `log level: ${config.logLevel}`,
     `webhook:   ${config.webhook ? 'set' : 'none'} (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)`,
-    `routes:    ${routesLine(config)}; format ${config.settings.Notification.Format} (Notification.Format)`,
+    `routes:    ${routes}; format ${Format} (Notification.Format)`,
     `agones:    ${
       config.agones
         ? `on: wraps the one instance for its GameServer (SDK server port ${config.agones.port}, /health every ${config.agones.healthSeconds} s)`

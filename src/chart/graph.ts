@@ -1,25 +1,16 @@
-/**
- * The instance statechart as plain data, read from the machine itself (never drawn by hand): its states and
- * every transition. `toDirectedGraph` from `xstate/graph` gives the event, delayed and actor-result edges but
- * omits `always` edges, which are added from each node's `always` list.
- */
+/** The instance statechart as plain data, read from the machine itself: its states and every transition. */
 import { type AnyStateMachine, type AnyStateNode, type AnyTransitionDefinition, and, not, or } from 'xstate';
 import { type DirectedGraphNode, toDirectedGraph } from 'xstate/graph';
 import { instanceMachine } from '../../machines/instance.ts';
 
 export interface ChartState {
-  /**
-   * Dotted path as the status API shows it: the `lifecycle` region's states by their path in it (`stopped.idle`,
-   * `server.running`), the other regions' with the region's key (`updateCheck.running.once`); `''` is the machine
-   * itself ("any state").
-   */
+  /** Dotted, as the status shows it (`stopped.idle`, `updateCheck.running.once`); `''` is the machine itself. */
   path: string;
-  /** Its own key (`idle`); the machine id for the root. */
+  /** Its own key; the machine id for the root. */
   name: string;
   parent: string | null;
   /** `parallel`: the machine itself, whose regions (`server`, `updateCheck`) are active together. */
   kind: 'atomic' | 'compound' | 'parallel' | 'final';
-  /** Path of the initial child of a compound state. */
   initial: string | null;
   /** A state left at once by `always` transitions; never shown as the active state. */
   transient: boolean;
@@ -55,11 +46,7 @@ const LIFECYCLE = 'lifecycle';
 const pathOf = (node: AnyStateNode): string =>
   (node.path[0] === LIFECYCLE && node.path.length > 1 ? node.path.slice(1) : node.path).join('.');
 
-/**
- * xstate's guard combinators, told apart by the `check` each puts on the guard it returns. Not by the guard's
- * function name: a bundler may rename it (esbuild made `and` `and2` in dist/app/, where the chart then read
- * `updatePending and2 installHeld`).
- */
+/** xstate's guard combinators, told by their `check`: a bundler renames functions (esbuild made `and` `and2`). */
 const checkOf = (guard: unknown): unknown => (guard as { check?: unknown }).check;
 const COMBINATORS = new Map<unknown, 'and' | 'or' | 'not'>([
   [checkOf(and([])), 'and'],
@@ -139,6 +126,7 @@ export function chartGraph(machine: AnyStateMachine = instanceMachine): ChartGra
       transient: node.type === 'atomic' && (node.always ?? []).some((t) => t.guard === undefined),
     });
     for (const e of g.edges) edges.push(edge(node, e.transition, e.target));
+    // toDirectedGraph leaves out `always` transitions.
     for (const t of node.always ?? []) for (const target of t.target ?? [node]) edges.push(edge(node, t, target));
     g.children.forEach(visit);
   };

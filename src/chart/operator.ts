@@ -1,9 +1,6 @@
 /**
- * The operator's view of the chart: the `lifecycle` region only (the server's life, where the status and the card's
- * buttons live), each state under a plain name and each transition in plain words, with the card's buttons
- * capitalised (`Restart`, `Stop`). It is derived from the machine's graph, never drawn by hand: the two tables
- * below are the one place that names states and transitions for an operator, and a test fails when the machine has
- * a state or a transition they do not name, so a new state cannot be left out unseen.
+ * The operator's view of the chart: the `lifecycle` region in plain words, the card's buttons capitalised. The two
+ * tables below are the one place that names states and transitions for an operator; a test fails when one is missing.
  */
 import { type ChartEdge, type ChartGraph, type ChartState, chartGraph, within } from './graph.ts';
 
@@ -37,11 +34,7 @@ export const HIDDEN_REGIONS: Readonly<Record<string, string>> = {
   maintenance: "the card's maintenance line (what waits, for what, forced when) and its Hold/Release button",
 };
 
-/**
- * Each transition of the region in words, keyed by its label in the developer chart (`CHECKIN [checkinCounts]`,
- * `after backoff`, `update done`, `always [crashLoop]`); `null`: not drawn for an operator (bookkeeping that changes
- * no state).
- */
+/** Each transition of the region in words, keyed by its developer label; `null`: bookkeeping, not drawn. */
 export const OPERATOR_WORDS: Readonly<Record<string, string | null>> = {
   STOP: 'Stop',
   SHUTDOWN: 'the watchdog stops',
@@ -82,11 +75,7 @@ export const OPERATOR_WORDS: Readonly<Record<string, string | null>> = {
   'restore error': 'restore failed',
 };
 
-/**
- * A transition declared on a compound state into one of its own children (`server` → `server.running` on a
- * check-in) is drawn from each other child; these are the children its guard rules out (checked against the
- * machine by a test), so the drawing shows no arrow the machine never takes.
- */
+/** For a transition on a compound state into its own child, drawn from each other child: those its guard rules out. */
 export const NEVER_FROM: Readonly<Record<string, readonly string[]>> = {
   'CHECKIN [checkinCounts]': ['server.stopping'],
 };
@@ -100,9 +89,8 @@ export const OPERATOR_LEGEND = {
 } as const;
 
 /**
- * The operator's graph: the region's states renamed, its transitions in words (those worded `null` left out) and
- * merged per pair of states, one line per distinct wording. The region's own transitions hang off "any state".
- * State paths stay the machine's, so the dashboard marks an instance's state in either view the same way.
+ * The region's states renamed, its transitions worded and merged per pair of states; its own hang off "any state".
+ * Paths stay the machine's, so the dashboard marks an instance's state in either view the same way.
  */
 export function operatorGraph(graph: ChartGraph = chartGraph()): ChartGraph {
   const asRoot = (path: string) => (path === OPERATOR_REGION ? '' : path);
@@ -132,10 +120,7 @@ export function operatorGraph(graph: ChartGraph = chartGraph()): ChartGraph {
   return { id: graph.id, initial: graph.initial, states, edges: [...merged.values()] };
 }
 
-/**
- * Where a transition is drawn from: its source, or, for one into the source's own child, each child it can leave
- * and the target itself, where it is listed in place (`NEVER_FROM` rules some out).
- */
+/** Its source, or for one into the source's own child, each child it can leave and the target (listed in place). */
 function sourcesOf(graph: ChartGraph, e: ChartEdge): string[] {
   // The region's own transitions stay on "any state", the one node that stands for every state.
   if (e.internal || e.source === OPERATOR_REGION || e.source === e.target || !within(graph, e.target, e.source))

@@ -3,8 +3,6 @@ import { ConfigError, describeError, UsageError } from '../errors.ts';
 import { ClientError } from './client/errors.ts';
 import { COMMANDS } from './registry.ts';
 
-export type { Command } from './registry.ts';
-
 export const USAGE = `usage: watchdog [command] [options]
 
 commands:
@@ -36,12 +34,6 @@ environment: WATCHDOG_URL (--url), WATCHDOG_TOKEN (--token), WATCHDOG_ADMIN (use
   WATCHDOG_USER (login --user)
 `;
 
-/** `-h`/`--help` anywhere before `--`: options never take a value starting with `-`, so this cannot be a value. */
-function asksForHelp(args: string[]): boolean {
-  const end = args.indexOf('--');
-  return (end < 0 ? args : args.slice(0, end)).some((a) => a === '-h' || a === '--help');
-}
-
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h' || (first === 'help' && rest.length === 0)) {
@@ -67,7 +59,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     const command = await entry.load();
-    if (asksForHelp(args)) {
+    // `-h`/`--help` anywhere before `--`: options never take a value starting with `-`, so this cannot be a value.
+    const end = args.indexOf('--');
+    if ((end < 0 ? args : args.slice(0, end)).some((a) => a === '-h' || a === '--help')) {
       process.stdout.write(command.usage.endsWith('\n') ? command.usage : `${command.usage}\n`);
       return 0;
     }

@@ -1,28 +1,21 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { ControlAction } from '../supervisor/contract.ts';
 
-/** A CLI command: takes its own arguments, returns the exit code (0 ok, 1 refused or failed, 2 usage or config). */
+/** Takes its own arguments, returns the exit code (0 ok, 1 refused or failed, 2 usage or config). */
 export type Command = (args: string[]) => Promise<number>;
 
 /** A command's options, as `parseArgs` takes them; completion scripts are generated from the same object. */
 export type CommandOptions = NonNullable<ParseArgsConfig['options']>;
 
-/** What each command module exports: `run`, its usage text (printed by `-h`/`--help`) and its options. */
-export interface CommandModule {
-  run: Command;
-  usage: string;
-  options: CommandOptions;
-}
-
-export interface CommandEntry {
-  /** One line for `watchdog completion fish` descriptions. */
+interface CommandEntry {
+  /** For `watchdog completion fish` descriptions. */
   summary: string;
   /** Its positional argument is an instance key (completed from the local appsettings.yml). */
   instanceKey?: boolean;
   /** Its first positional argument is one of these words (`watchdog user add`). */
   subcommands?: readonly string[];
   /** Loaded only when used, so `watchdog status` does not load the daemon. */
-  load: () => Promise<CommandModule>;
+  load: () => Promise<{ run: Command; usage: string; options: CommandOptions }>;
 }
 
 const control = (action: ControlAction) => () =>

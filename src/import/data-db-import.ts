@@ -12,11 +12,8 @@ import {
   inspectRow,
 } from './instance-import.ts';
 
-/** Servers the old watchdog left started before this process. */
-export async function ownStartTime(): Promise<string> {
-  // Without /proc nothing can be verified: '0' makes every pid fail the check.
-  return (await readProcessStartTime(process.pid)) ?? '0';
-}
+/** Servers the old watchdog left started before this process; without /proc, '0' fails every pid's check. */
+export const ownStartTime = async (): Promise<string> => (await readProcessStartTime(process.pid)) ?? '0';
 
 /** data.db, or null (logged) when it is missing, unreadable or damaged; a journal or WAL beside it is warned about. */
 async function openWatchdogDb(file: string, log: Logger): Promise<WatchdogDb | null> {

@@ -3,8 +3,7 @@ import * as assert from 'uvu/assert';
 import { and, not, setup } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import { chartGraph, guardText, statePaths } from '../../src/chart/graph.ts';
-import { mermaidNodeId } from '../../src/chart/mermaid.ts';
-import { renderChart } from '../../src/chart/render.ts';
+import { mermaidNodeId, renderChart } from '../../src/chart/render.ts';
 import { STATUS_PATHS } from './_support/state-paths.ts';
 
 // --- the graph read from the machine

@@ -1,13 +1,9 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
 import { didYouMean } from '../../config/suggest.ts';
 import { UsageError } from '../../errors.ts';
+import type { CommandOptions as Options } from '../registry.ts';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-
-/**
- * `parseArgs` in strict mode, with its errors (unknown option, missing value) turned into a
- * `UsageError` that carries the command's usage text, so the dispatcher exits 2.
- */
+/** `parseArgs` in strict mode, its errors a `UsageError` with the command's usage text (exit 2). */
 export function parseCommandArgs<O extends Options>(args: string[], options: O, usage: string) {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });
@@ -20,10 +16,7 @@ export function parseCommandArgs<O extends Options>(args: string[], options: O, 
   }
 }
 
-/**
- * parseArgs's message in the CLI's words: its unknown-option text advises `-- "--bogus"` with an unbalanced quote,
- * which is never what a person who mistyped an option wants.
- */
+/** parseArgs's message in the CLI's words: its unknown-option advice, `-- "--bogus"`, never fits a typo. */
 function parseProblem(code: string, message: string, options: Options): string {
   const option = /'(-[^']*)'/.exec(message)?.[1];
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) {
@@ -56,10 +49,16 @@ export function wholeNumber(name: string, value: string | undefined, min: number
   return n;
 }
 
-/** The one instance key a command takes (`watchdog hold <key>`); a missing or extra argument is a usage error. */
-export function instanceKeyArg(positionals: string[], usage: string): string {
-  const [key, ...extra] = positionals;
+/** The instance key a command takes, and with `second` one more argument (needed when `second.missing` words it). */
+export function instanceKeyArg(
+  positionals: string[],
+  usage: string,
+  second?: { missing?: (key: string) => string },
+): [string, string | undefined] {
+  const [key, ...rest] = positionals;
   if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
-  return key;
+  const next = second ? rest.shift() : undefined;
+  if (next === undefined && second?.missing) throw new UsageError(`${second.missing(key)}\n${usage}`);
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"\n${usage}`);
+  return [key, next];
 }

@@ -1,8 +1,5 @@
-// Kept apart from http.ts so that main.ts, loaded by every command (the daemon too), does not load ofetch.
-/**
- * A CLI failure a person can act on. The command prints `message` as is and exits with `exitCode`
- * (1 refused or failed, 2 usage or config), without the cause chain that `describeError` would append.
- */
+// Apart from http.ts so that main.ts, loaded by every command (the daemon too), does not load ofetch.
+/** A CLI failure a person can act on: `message` is printed without the cause chain, and the exit is `exitCode`. */
 export class ClientError extends Error {
   override name = 'ClientError';
   constructor(

@@ -5,19 +5,10 @@ import { ClientError } from './errors.ts';
 import { type Endpoint, fetchStatus } from './http.ts';
 import { formatDuration, type StatusRow } from './status-table.ts';
 
-/** How a followed control request ended. */
-export interface Outcome {
-  ok: boolean;
-  /** `running, pid 4242, revision 7`, `stopped`, `failing to start (…)`: what the operator reads. */
-  text: string;
-  status: StatusRow;
-  ms: number;
-}
+/** How a followed control request ended; `text` is what the operator reads (`running, pid 4242, revision 7`). */
+type Outcome = { ok: boolean; text: string; status: StatusRow; ms: number };
 
-/**
- * The last exit in words: `crash, exit code 1`, `hang, signal SIGKILL`, `launch failed: cannot launch … check
- * RunCommand`; a crash's detail (the server's last line) after a colon.
- */
+/** `last exit: crash, exit code 1: <the server's last line>`, `last exit: launch failed: …`. */
 function lastExitText(s: StatusRow): string {
   const e = s.lastExit;
   if (!e) return '';
@@ -36,10 +27,7 @@ function dataText(before: StatusRow, now: StatusRow): string {
 
 const running = (s: StatusRow) => `running, pid ${s.pid ?? '?'}, revision ${s.revision ?? '(none)'}`;
 
-/**
- * One step of following `action` from the status seen before it (`before`), and whether an update was seen on its
- * way (`pending`): the outcome once there is one, else null (keep polling).
- */
+/** The outcome of `action` from `before` to `now` (`pending`: an update was seen on the way); null: keep polling. */
 export function judge(
   action: ControlAction,
   before: StatusRow,
@@ -52,8 +40,7 @@ export function judge(
     const why = [`${now.startupFailures ?? '?'} startup failures`, lastExitText(now)].filter(Boolean).join('; ');
     return done(false, `failing to start (${why}); it stays stopped until a restart or a new build`);
   }
-  const relaunched =
-    now.state === 'server.running' && now.pid !== null && now.pid !== undefined && now.pid !== before.pid;
+  const relaunched = now.state === 'server.running' && now.pid != null && now.pid !== before.pid;
   switch (action) {
     case 'stop':
       return now.state === 'stopped.idle' ? done(true, 'stopped') : null;
@@ -68,11 +55,10 @@ export function judge(
         );
       }
       if (relaunched) return done(true, `${running(now)} (was ${before.revision ?? '(none)'})${dataText(before, now)}`);
-      return now.state === 'stopped.idle' && now.revision !== before.revision
+      if (now.state !== 'stopped.idle') return null;
+      return now.revision !== before.revision
         ? done(true, `stopped, rolled back to revision ${now.revision ?? '(none)'}`)
-        : now.state === 'stopped.idle'
-          ? done(false, 'stopped, still on the same build: the rollback failed (see the daemon log)')
-          : null;
+        : done(false, 'stopped, still on the same build: the rollback failed (see the daemon log)');
     case 'restore': {
       const r = now.restore;
       if (!r || r.at === before.restore?.at) return null;
@@ -103,9 +89,7 @@ export function judge(
   }
 }
 
-/**
- * A running download in one line: `downloading 12.3 MB of 200 MB, 4.1 MB/s, about 46 s left`; null when none runs.
- */
+/** `downloading 12.3 MB of 200 MB, 4.1 MB/s, about 46s left`; null when none runs. */
 export function downloadLine(s: StatusRow): string | null {
   const d = s.download;
   if (!d) return null;
@@ -115,10 +99,7 @@ export function downloadLine(s: StatusRow): string | null {
   return `downloading ${formatBytes(d.bytes)}${of}${rate}${eta}`;
 }
 
-/**
- * Follows an instance after a control request until its outcome (running again with a new pid, stopped, or failed
- * and why), polling its status. Rejects with a ClientError after `timeoutMs`.
- */
+/** Polls the instance's status after a control request until `judge` sees an outcome, or `timeoutMs` passes. */
 export async function followOutcome(
   ep: Endpoint,
   action: ControlAction,

@@ -13,10 +13,7 @@ export interface Endpoint {
 
 export const TIMEOUT_MS = 10_000;
 
-/**
- * Credentials for the routes behind the dashboard's rule (`GET /api/instances`, any instance's log), as the
- * Authorization header to send: Basic of `--user`/`--password` (or WATCHDOG_ADMIN), or the key `watchdog login` kept.
- */
+/** The Authorization header for the dashboard's routes: Basic of `--user`/`--password`, or a kept login's key. */
 export interface AdminLogin {
   authorization: string;
 }
@@ -26,28 +23,23 @@ export const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key
 export const instancePath = (ep: Pick<Endpoint, 'url' | 'key'>, what: string) =>
   `${ep.url}/instances/${encodeURIComponent(ep.key)}/${what}`;
 
-export interface RequestOptions {
-  method?: 'GET' | 'POST';
-  query?: Record<string, string>;
-  body?: Record<string, unknown>;
-  timeoutMs?: number;
-  /** The Authorization header; none when undefined. */
-  authorization?: string;
-  /** The Cookie header (a dashboard session, `watchdog login`); none when undefined. */
-  cookie?: string;
-  /** Which credentials a 401 refused, for its message. */
-  as?: 'token' | 'admin';
-}
-
-/**
- * One request to the daemon, its answer read as JSON (text when it is not). A failure becomes a ClientError that
- * says what went wrong and what to try (`what` names the request in it).
- */
+/** One request to the daemon, read as JSON (text when it is not); a failure is a ClientError naming `what`. */
 export async function request<T>(
   url: string,
   ep: Pick<Endpoint, 'url' | 'key'>,
   what: string,
-  opts: RequestOptions = {},
+  opts: {
+    method?: 'GET' | 'POST';
+    query?: Record<string, string>;
+    body?: Record<string, unknown>;
+    timeoutMs?: number;
+    /** The Authorization header; none when undefined. */
+    authorization?: string;
+    /** The Cookie header (a dashboard session, `watchdog login`); none when undefined. */
+    cookie?: string;
+    /** Which credentials a 401 refused, for its message. */
+    as?: 'token' | 'admin';
+  } = {},
 ): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
   try {
@@ -57,8 +49,8 @@ export async function request<T>(
         ...(opts.authorization === undefined ? {} : { authorization: opts.authorization }),
         ...(opts.cookie === undefined ? {} : { cookie: opts.cookie }),
       },
-      ...(opts.query ? { query: opts.query } : {}),
-      ...(opts.body ? { body: opts.body } : {}),
+      query: opts.query,
+      body: opts.body,
       retry: 0,
       timeout: timeoutMs,
       responseType: 'json',
@@ -68,7 +60,7 @@ export async function request<T>(
   }
 }
 
-/** `GET /instances/<key>/status`: the instance's status JSON. Failures become a ClientError a person can act on. */
+/** `GET /instances/<key>/status`. */
 export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise<StatusRow> {
   const body = await request<unknown>(instancePath(ep, 'status'), ep, 'status', {
     authorization: ep.authorization,
@@ -86,11 +78,7 @@ export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise
 export const fetchBackups = (ep: Endpoint): Promise<BackupListing[]> =>
   request(instancePath(ep, 'backups'), ep, 'the backup list', { authorization: ep.authorization });
 
-/**
- * `POST /instances/<key>/<action>`: queues restart, update, stop, rollback or restore, or holds or releases
- * maintenance; `query` carries `when` (restart, update), `withData` (rollback), `backup` (restore) or `minutes` and
- * `reason` (hold).
- */
+/** `POST /instances/<key>/<action>`, with `when`, `withData`, `backup` or `minutes` and `reason` in `query`. */
 export async function postControl(
   ep: Endpoint,
   action: ControlAction | 'hold' | 'release',
@@ -103,10 +91,7 @@ export async function postControl(
   });
 }
 
-/**
- * `GET /api/instances`: every instance's status, as Admin (or, without credentials, as a loopback client of a
- * daemon with no Admin configured). Failures become a ClientError; 401/403 keep their status in `status`.
- */
+/** `GET /api/instances`, as Admin (or, without credentials, as a loopback client of a daemon with no Admin). */
 export async function fetchAllStatus(
   url: string,
   admin: AdminLogin | undefined,
@@ -132,14 +117,8 @@ export function refusal(err: unknown): { status?: number; said?: unknown } {
   return { status: cause.status, said: (cause.data as { error?: unknown } | undefined)?.error };
 }
 
-function isStatus(body: unknown): body is StatusRow {
-  return (
-    typeof body === 'object' &&
-    body !== null &&
-    typeof (body as StatusRow).key === 'string' &&
-    typeof (body as StatusRow).state === 'string'
-  );
-}
+const isStatus = (body: unknown): body is StatusRow =>
+  typeof (body as StatusRow | null)?.key === 'string' && typeof (body as StatusRow).state === 'string';
 
 /** Every `code` on an error's cause chain, including the attempts inside an AggregateError (IPv6 then IPv4). */
 function errorCodes(err: unknown, depth = 0): string[] {
@@ -158,16 +137,9 @@ function innermost(err: unknown): string {
 
 /** A short reason from an error body: plain text, or the `error`/`message` of a JSON body. */
 function bodyDetail(data: unknown): string {
-  const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
-  const text =
-    typeof data === 'string'
-      ? data
-      : typeof record.error === 'string'
-        ? record.error
-        : typeof record.message === 'string'
-          ? record.message
-          : '';
-  return text.trim() ? `: ${text.trim().slice(0, 200)}` : '';
+  const { error, message } = (data ?? {}) as { error?: unknown; message?: unknown };
+  const text = [data, error, message].find((t): t is string => typeof t === 'string')?.trim() ?? '';
+  return text ? `: ${text.slice(0, 200)}` : '';
 }
 
 /** Turns an ofetch failure into a message that says what went wrong and what to try. Never includes the token. */
@@ -217,21 +189,7 @@ export function explainFailure(
   return new ClientError(why(), 1, { cause: err });
 }
 
-/** What every command says of a key the daemon (or the local config) does not have. */
-function unknownInstanceMessage(key: string, known: readonly string[] | undefined): string {
-  const list =
-    known === undefined
-      ? "unknown here: Admin credentials or the daemon's appsettings.yml list them"
-      : known.length > 0
-        ? known.join(', ')
-        : 'none';
-  return `no instance "${key}" (instances: ${list})`;
-}
-
-/**
- * An instance key nobody configured. `known` is the list to show, when one was found: from the daemon
- * (`GET /api/instances`, or its 404 to an admin) or from the local config. Exit 1, as any refusal.
- */
+/** An instance key nobody configured; `known` lists the daemon's (or the local config's) instances when found. */
 export class UnknownInstanceError extends ClientError {
   override name = 'UnknownInstanceError';
   constructor(
@@ -239,6 +197,9 @@ export class UnknownInstanceError extends ClientError {
     readonly known: readonly string[] | undefined,
     options?: ErrorOptions,
   ) {
-    super(unknownInstanceMessage(key, known), 1, options);
+    const list = known
+      ? known.join(', ') || 'none'
+      : "unknown here: Admin credentials or the daemon's appsettings.yml list them";
+    super(`no instance "${key}" (instances: ${list})`, 1, options);
   }
 }

@@ -1,7 +1,4 @@
-/**
- * Turns Ctrl-C (and SIGTERM) into a promise, so long-running commands (`status --watch`,
- * `logs -f`) end cleanly with exit 0 instead of being killed mid-write.
- */
+/** Ctrl-C (and SIGTERM) as a promise, so `status --watch` or `logs -f` end with exit 0, not killed mid-write. */
 export function onInterrupt() {
   let resolve: () => void = () => {};
   const signalled = new Promise<void>((r) => (resolve = r));
@@ -13,13 +10,11 @@ export function onInterrupt() {
   process.on('SIGINT', trigger);
   process.on('SIGTERM', trigger);
   return {
-    /** Resolves on the first SIGINT or SIGTERM (or `trigger()`). */
     signalled,
     get interrupted(): boolean {
       return interrupted;
     },
     trigger,
-    /** Removes the signal handlers; call when the command ends either way. */
     dispose(): void {
       process.off('SIGINT', trigger);
       process.off('SIGTERM', trigger);

@@ -11,12 +11,8 @@ export interface KeptLogin {
   expires: string;
 }
 
-/**
- * `watchdog login`'s store: per daemon address, the user and its key, in `$XDG_CONFIG_HOME/watchdog/logins.json`
- * (else `~/.config/…`), readable by its owner alone (0600, in a 0700 folder), as ssh and docker keep theirs. The
- * CLI sends the key where no --token or WATCHDOG_TOKEN is given.
- */
-export function loginsFile(env: NodeJS.ProcessEnv): string {
+/** Per daemon address, the user and its key; readable by its owner alone (0600 in 0700), as ssh and docker keep theirs. */
+function loginsFile(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
   return join(base, 'watchdog', 'logins.json');
 }
@@ -34,7 +30,6 @@ async function readLogins(env: NodeJS.ProcessEnv): Promise<Logins> {
   }
 }
 
-/** The login kept for the daemon at `url`, if any. */
 export async function storedLogin(url: string, env: NodeJS.ProcessEnv): Promise<AdminLogin | undefined> {
   const found = (await readLogins(env))[url];
   if (typeof found?.key === 'string') return { authorization: `Bearer ${found.key}` };
@@ -43,7 +38,7 @@ export async function storedLogin(url: string, env: NodeJS.ProcessEnv): Promise<
   return undefined;
 }
 
-/** Keeps `login` for `url` (undefined: forgets it); the other daemons' logins stay. The file, and what it held. */
+/** Keeps `login` for `url` (undefined: forgets it); the file, and what it held for `url`. */
 export async function keepLogin(
   url: string,
   login: KeptLogin | undefined,

@@ -3,7 +3,6 @@ import { ClientError } from './errors.ts';
 import { type Endpoint, explainFailure, instancePath, request, TIMEOUT_MS } from './http.ts';
 import type { Interruption } from './interrupt.ts';
 
-/** One instance's log on one daemon, with the Authorization header to send (instance token or Admin). */
 export type RemoteLog = Endpoint & { as: 'token' | 'admin' };
 
 /** The daemon writes at least every 15 s while following; four times that without a byte means the link is dead. */
@@ -54,10 +53,9 @@ async function readRecords(
 }
 
 /**
- * `GET /instances/<key>/logs?follow=1`: the last N lines, then new ones until `stop`. The daemon ends each stream
- * after a bounded lifetime with the offset reached; the next request resumes there, so nothing is printed twice.
- * A stream that ends without that record means the daemon went away: a ClientError (exit 1). `opened` is told when
- * the first stream has started, so a caller can act and be sure to see the lines its action causes.
+ * `GET /instances/<key>/logs?follow=1`: the last N lines, then new ones until `stop`. Each stream ends with the offset
+ * reached, where the next resumes; one that ends without it means the daemon went away. `opened`: the first stream
+ * has started, so a caller's action after it is sure to show its lines.
  */
 export async function followRemoteLog(
   log: RemoteLog,

@@ -3,10 +3,7 @@ import { Writable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { UsageError } from '../../errors.ts';
 
-/**
- * One line typed at a prompt on the terminal, not echoed unless `echo`: readline writes its echo to a stream that
- * drops it.
- */
+/** One line typed at the terminal, not echoed unless `echo` (readline then echoes to a stream that drops it). */
 function prompt(question: string, echo = false): Promise<string> {
   const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
   const rl = createInterface({ input: process.stdin, output: echo ? process.stderr : silent, terminal: true });
@@ -21,10 +18,7 @@ function prompt(question: string, echo = false): Promise<string> {
   );
 }
 
-/**
- * A new password: all of stdin with `--password-stdin` (one trailing newline dropped), else typed twice at a
- * prompt when stdin is a terminal. Never from argv, where other users of the host can read it.
- */
+/** A new password, from stdin or typed twice; never from argv, where other users of the host can read it. */
 export async function readNewPassword(fromStdin: boolean, usage: string): Promise<string> {
   const password = await readPassword(fromStdin, usage, 'new password: ');
   if (!fromStdin && (await prompt('again: ')) !== password)

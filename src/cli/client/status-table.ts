@@ -27,10 +27,7 @@ function uptime(row: StatusRow, now: number): string {
   return Number.isNaN(started) ? '-' : formatDuration((now - started) / 1000);
 }
 
-/**
- * `hang (SIGKILL) 5s ago`, `crash (code 1) 2m ago`, `launch-failed 5s ago`; `-` before any exit (or from an older
- * daemon). Its detail is a line under the table (`exitLine`).
- */
+/** `hang (SIGKILL) 5s ago`, `crash (code 1) 2m ago`; `-` before any exit. Its detail goes under the table. */
 export function lastExitCell(row: StatusRow, now: number): string {
   const e = row.lastExit;
   if (!e) return '-';
@@ -54,19 +51,13 @@ export function stoppedLine(row: StatusRow): string | null {
   return `${row.key} stopped ${s.by ? `${s.by} ` : ''}at ${s.at}; it stays stopped across daemon restarts until \`watchdog start ${row.key}\``;
 }
 
-/**
- * `<key> last exit: cannot launch … check RunCommand`: why the last run ended, while the instance is not running
- * (once it runs again the reason is history; `--json` keeps it). Null when there is nothing to say.
- */
+/** `<key> last exit: cannot launch … check RunCommand`, while not running (then it is history; `--json` keeps it). */
 export function exitLine(row: StatusRow): string | null {
   const detail = row.lastExit?.detail;
   return detail && row.state !== 'server.running' ? `${row.key} last exit: ${detail}` : null;
 }
 
-/**
- * CPU in % of one core (`12%`, `0.4%`, `230%`) and the resident memory of the server's process tree (`1.2 GB`), at
- * the daemon's last sample; `-` when none runs, before the first sample, or from an older daemon.
- */
+/** CPU in % of one core (`0.4%`, `230%`) and the process tree's resident memory (`1.2 GB`); `-` without a sample. */
 export function resourceCells(row: StatusRow): [cpu: string, mem: string] {
   const r = row.resources;
   if (!r) return ['-', '-'];
@@ -74,7 +65,6 @@ export function resourceCells(row: StatusRow): [cpu: string, mem: string] {
   return [`${cpu}%`, formatBytes(r.rssBytes)];
 }
 
-/** One table row of plain cells, in COLUMNS order. */
 export function statusCells(row: StatusRow, now: number): string[] {
   const dash = (v: string | number | null | undefined) => (v === null || v === undefined || v === '' ? '-' : String(v));
   return [
@@ -94,10 +84,7 @@ export function statusCells(row: StatusRow, now: number): string[] {
 
 const inTime = (iso: string, now: number) => `in ${formatDuration((Date.parse(iso) - now) / 1000)}`;
 
-/**
- * One line of maintenance for an instance, or null when it has none to show: what is pending and what it waits
- * for, a hold, and the next scheduled restart and update check.
- */
+/** What is pending and what it waits for, a hold, the next scheduled restart and update check; null for none. */
 export function maintenanceLine(row: StatusRow, now: number): string | null {
   const m = row.maintenance;
   if (!m) return null;
@@ -136,10 +123,7 @@ export function blockedLine(row: StatusRow): string | null {
   return `${row.key} blocked: ${b.message} (${b.attempts} attempt${b.attempts === 1 ? '' : 's'}; retried until it works)`;
 }
 
-/**
- * `disk space low: instances on /data: 120 MB free of 10 GB (1.2 %), below the 1 GB threshold`, once per file system
- * that is low (every instance's status carries the same readings), and one for any that cannot be read.
- */
+/** `disk space low: …` once per low (or unreadable) file system: every instance's status carries the same readings. */
 export function diskLines(rows: StatusRow[]): string[] {
   const lines = new Set<string>();
   for (const d of rows.flatMap((r) => r.disk ?? [])) {
@@ -149,10 +133,7 @@ export function diskLines(rows: StatusRow[]): string[] {
   return [...lines];
 }
 
-/**
- * The `watchdog status` table, one padded line per instance, then the lines that explain them (last exit,
- * maintenance, blocked launches, the GameServer, low disks). With `colour`, a bold header and coloured STATEs.
- */
+/** The `watchdog status` table, then the lines that explain it; with `colour`, a bold header and coloured STATEs. */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
   const widths = COLUMNS.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]?.length ?? 0)));
@@ -162,16 +143,9 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
   const body = cells.map((c) =>
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
+  const explained = [stoppedLine, exitLine, checkLine, maintenanceLine, blockedLine, agonesLine, hubLine];
   const extra = rows
-    .flatMap((r) => [
-      stoppedLine(r),
-      exitLine(r),
-      checkLine(r),
-      maintenanceLine(r, opts.now),
-      blockedLine(r),
-      agonesLine(r),
-      hubLine(r, opts.now),
-    ])
+    .flatMap((r) => explained.map((explain) => explain(r, opts.now)))
     .filter((l): l is string => l !== null)
     .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';
@@ -181,33 +155,20 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
 export function formatDuration(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
   if (s < 60) return `${s}s`;
-  const units: [string, number][] = [
-    ['d', 86_400],
-    ['h', 3600],
-    ['m', 60],
-    ['s', 1],
-  ];
-  const parts: string[] = [];
-  let rest = s;
-  for (const [name, size] of units) {
-    const n = Math.floor(rest / size);
-    rest -= n * size;
-    if (parts.length > 0 || n > 0) parts.push(`${n}${name}`);
-    if (parts.length === 2) break;
-  }
-  return parts.filter((p, i) => i === 0 || !p.startsWith('0')).join(' ');
+  const [size, unit, subSize, subUnit] =
+    s < 3600 ? [60, 'm', 1, 's'] : s < 86_400 ? [3600, 'h', 60, 'm'] : [86_400, 'd', 3600, 'h'];
+  const sub = Math.floor((s % size) / subSize);
+  return `${Math.floor(s / size)}${unit}${sub > 0 ? ` ${sub}${subUnit}` : ''}`;
 }
 
 /** How long ago an ISO-8601 timestamp was, relative to `now` (ms): `3s ago`; `never` for null or unparsable. */
 export function formatAge(iso: string | null | undefined, now: number): string {
-  if (!iso) return 'never';
-  const at = Date.parse(iso);
+  const at = iso ? Date.parse(iso) : Number.NaN;
   if (Number.isNaN(at)) return 'never';
   // The daemon's clock and ours can disagree by a few ms; a check-in is never in the future.
   return `${formatDuration((now - at) / 1000)} ago`;
 }
 
-/** ANSI styling, applied only when a person is looking (a TTY) and has not opted out. */
 type Style = 'green' | 'yellow' | 'red' | 'dim' | 'bold';
 
 const CODES: Record<Style, [number, number]> = {
@@ -218,10 +179,7 @@ const CODES: Record<Style, [number, number]> = {
   bold: [1, 22],
 };
 
-/**
- * Colours on when the stream is a TTY and `NO_COLOR` is unset. Following no-color.org, an empty
- * `NO_COLOR` counts as unset.
- */
+/** Colours on a TTY while `NO_COLOR` is unset (or empty, as no-color.org says). */
 export function colourEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
   return stream.isTTY === true && !env.NO_COLOR;
 }

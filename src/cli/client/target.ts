@@ -3,32 +3,50 @@ import { join, resolve } from 'node:path';
 import { apiKeyId } from '../../auth/api-keys.ts';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
+import type { CommandOptions } from '../registry.ts';
 import { ClientError } from './errors.ts';
 import { type AdminLogin, basic, type Endpoint, fetchAllStatus, UnknownInstanceError } from './http.ts';
 import { storedLogin } from './logins.ts';
 
+/** The flags of every command that talks to a daemon: where it is and the instance's token. */
+export const TARGET_FLAGS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  config: { type: 'string' },
+} as const satisfies CommandOptions;
+
+export const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
+  --token T     the instance's ApiToken, or an API key (default: WATCHDOG_TOKEN, else the local appsettings.yml)
+  --config F    the appsettings.yml to read the address and token from`;
+
+/** The daemon's Admin credentials, for commands that may act on every instance. */
+export const ADMIN_FLAGS = { user: { type: 'string' }, password: { type: 'string' } } as const satisfies CommandOptions;
+
+/** A stderr note that does not stop the command. */
+export const warnTo = (command: string) => (message: string) => {
+  process.stderr.write(`watchdog ${command}: ${message}\n`);
+};
+
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */
 export const DEFAULT_URL = 'http://localhost:5000';
 
-/** Hosts that mean "every interface" in a listen address (`+` and `[::]` are read as these); a client reaches them here. */
+/** Hosts that mean "every interface" (`+` and `[::]` are read as these); a client reaches them here. */
 const WILDCARD_HOSTS = new Set(['*', '0.0.0.0', '::']);
 
 /** The address a client on this machine uses to reach a daemon listening on `address`: `*:5000` → `localhost:5000`. */
 export const clientUrl = (address: ListenAddress): string =>
   listenUrl(WILDCARD_HOSTS.has(address.host) ? { ...address, host: 'localhost' } : address);
 
-/** `--url` as given, without a trailing slash, so messages and request paths read cleanly. */
-export function normaliseUrl(url: string): string {
-  return url.replace(/\/+$/, '');
-}
+/** `--url` without a trailing slash, so messages and request paths read cleanly. */
+export const normaliseUrl = (url: string): string => url.replace(/\/+$/, '');
 
 export interface TargetOptions {
   url?: string;
   token?: string;
-  /** `--user` and `--password`; either part missing is taken from `WATCHDOG_ADMIN` (`user:password`). */
+  /** Either part missing is taken from `WATCHDOG_ADMIN` (`user:password`). */
   user?: string;
   password?: string;
-  configFile?: string;
+  config?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Where a non-fatal note goes (an unreadable local config that was not asked for). */
@@ -47,18 +65,14 @@ function splitLogin(text: string | undefined): { user?: string; password?: strin
   return { user: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
-/**
- * The daemon's configuration as seen from the working directory, for the CLI to find `Urls` and tokens; only why
- * not when there is none or it is invalid (the client works with `--url` and `--token` alone), but an explicit
- * `--config` that cannot be used is an error.
- */
+/** The local config for `Urls` and tokens, else why not (`--url` and `--token` suffice); a bad `--config` throws. */
 async function loadLocalConfig(opts: TargetOptions): Promise<{ config?: ResolvedConfig; problems: string[] }> {
-  const file = resolve(opts.cwd, opts.configFile ?? 'appsettings.yml');
+  const file = resolve(opts.cwd, opts.config ?? 'appsettings.yml');
   // Loaded on demand: `watchdog restart --url … --token …` must not need (or pay for) the config loader.
   const { loadConfig } = await import('../../config/load.ts');
-  const loaded = await loadConfig({ file: opts.configFile, cwd: opts.cwd, env: opts.env });
+  const loaded = await loadConfig({ file: opts.config, cwd: opts.cwd, env: opts.env });
   if (loaded.ok) return { config: loaded.config, problems: [] };
-  if (opts.configFile !== undefined) {
+  if (opts.config !== undefined) {
     const problems = loaded.problems.map((p) => `  ${p}`).join('\n');
     throw new ClientError(`the file given with --config could not be used:\n${problems}`, 2);
   }
@@ -69,10 +83,8 @@ async function loadLocalConfig(opts: TargetOptions): Promise<{ config?: Resolved
   return { problems: loaded.problems };
 }
 
-/** Works out where the daemon is and which token to send, reading the local config only when needed. */
 export function createTarget(opts: TargetOptions) {
   let local: ReturnType<typeof loadLocalConfig> | undefined;
-  /** The local config when it could be read, else undefined (a `--config` that cannot be read is still an error). */
   const localConfig = async () => {
     local ??= loadLocalConfig(opts);
     return (await local).config;
@@ -121,7 +133,7 @@ export function createTarget(opts: TargetOptions) {
     );
   };
 
-  /** Admin credentials from `--user`/`--password`/`WATCHDOG_ADMIN`, or undefined; exit 2 when half given. */
+  /** Admin credentials, or undefined; exit 2 when half given. */
   const admin = (): AdminLogin | undefined => {
     const env = splitLogin(opts.env.WATCHDOG_ADMIN);
     const username = opts.user ?? env.user;
@@ -162,7 +174,7 @@ export function createTarget(opts: TargetOptions) {
     async config(purpose: string): Promise<ResolvedConfig> {
       const config = await localConfig();
       if (config) return config;
-      const file = resolve(opts.cwd, opts.configFile ?? 'appsettings.yml');
+      const file = resolve(opts.cwd, opts.config ?? 'appsettings.yml');
       const problems = (await local)?.problems.map((p) => `\n  ${p}`).join('') ?? '';
       throw new ClientError(
         `${purpose} needs the local config, and ${file} could not be read${problems && `:${problems}`}`,
@@ -173,23 +185,20 @@ export function createTarget(opts: TargetOptions) {
 }
 export type Target = ReturnType<typeof createTarget>;
 
+/** The daemon `command`'s flags name, seen from this process's folder and environment. */
+export const targetOf = (command: string, values: Omit<TargetOptions, 'cwd' | 'env' | 'warn'>): Target =>
+  createTarget({ ...values, cwd: process.cwd(), env: process.env, warn: warnTo(command) });
+
 /** How long the list of instances may take when it only decorates an error message. */
 const LIST_TIMEOUT_MS = 3000;
 
-/**
- * Runs `body` against instance `key` of the target's daemon (its address, the key's token); an unknown instance is
- * reported with the instances that do exist.
- */
+/** Runs `body` against instance `key` of the target's daemon, under withInstanceList. */
 export async function atInstance<T>(target: Target, key: string, body: (ep: Endpoint) => Promise<T>): Promise<T> {
   const url = await target.url();
   return withInstanceList(target, async () => body({ url, key, authorization: await target.authorization(key) }));
 }
 
-/**
- * Runs `body`; an unknown instance it runs into is reported with the instances that do exist: the daemon's
- * `GET /api/instances` (with Admin credentials when given, else as a loopback client), else the local config's.
- * Only on that error path, so a command that succeeds never makes the extra request.
- */
+/** Runs `body`; an unknown instance is reported with the daemon's (else the local config's) list, asked only then. */
 export async function withInstanceList<T>(target: Target, body: () => Promise<T>): Promise<T> {
   try {
     return await body();

@@ -2,9 +2,8 @@ import { formatBytes } from '../../store/disk-space.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { fetchBackups, instancePath, request } from '../client/http.ts';
-import { atInstance } from '../client/target.ts';
+import { atInstance, TARGET_FLAGS, TARGET_USAGE, targetOf } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 export const backupsUsage = `usage: watchdog backups <key> [--json] [--url URL] [--token T] [--config F]
   Lists the snapshots of the instance's data, newest first: when, why (before-update, manual, scheduled,
@@ -34,7 +33,7 @@ export function backupLine(b: BackupListing): string {
 /** `watchdog backups <key>`: GET /instances/<key>/backups. */
 export const backups: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, backupsOptions, backupsUsage);
-  const key = instanceKeyArg(positionals, backupsUsage);
+  const [key] = instanceKeyArg(positionals, backupsUsage);
   const list = await atInstance(targetOf('backups', values), key, (ep) => fetchBackups(ep));
   if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
   else if (list.length === 0) process.stdout.write(`no backups of ${key} yet\n`);
@@ -45,7 +44,7 @@ export const backups: Command = async (args) => {
 /** `watchdog backup <key>`: POST /instances/<key>/backups, and what was taken. */
 export const backup: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, backupOptions, backupUsage);
-  const key = instanceKeyArg(positionals, backupUsage);
+  const [key] = instanceKeyArg(positionals, backupUsage);
   const seconds = positiveNumber('--timeout', values.timeout, backupUsage) ?? 600;
   const taken = await atInstance(targetOf('backup', values), key, (ep) =>
     request<BackupListing>(instancePath(ep, 'backups'), ep, 'the backup', {

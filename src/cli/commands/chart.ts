@@ -1,15 +1,16 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CHART_VIEWS, isChartView } from '../../chart/operator.ts';
-import { CHART_FORMATS, isChartFormat, renderChart, renderChartSvg } from '../../chart/render.ts';
+import { CHART_FORMATS, type ChartFormat, renderChart, renderChartSvg } from '../../chart/render.ts';
 import { describeError, UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
+import { ClientError } from '../client/errors.ts';
 import type { CommandOptions } from '../registry.ts';
 
 /** The text formats, and the SVG the dashboard shows (drawn by Graphviz in WebAssembly: no `dot` binary needed). */
 const FORMATS = [...CHART_FORMATS, 'svg'] as const;
 
-const USAGE = `usage: watchdog chart [--format ${FORMATS.join('|')}] [--view ${CHART_VIEWS.join('|')}] [--out FILE]
+export const usage = `usage: watchdog chart [--format ${FORMATS.join('|')}] [--view ${CHART_VIEWS.join('|')}] [--out FILE]
   Renders the instance statechart from the machine itself (machines/instance.ts).
   --format, -f   mermaid (default: a stateDiagram-v2), dot (Graphviz), json (states and transitions) or svg
                  (the drawing the dashboard shows at /statechart.svg)
@@ -17,24 +18,23 @@ const USAGE = `usage: watchdog chart [--format ${FORMATS.join('|')}] [--view ${C
                  (the server's life in plain words, as the dashboard shows it first)
   --out, -o      write to FILE instead of standard output`;
 
-export const usage = USAGE;
 export const options = {
   format: { type: 'string', short: 'f' },
   view: { type: 'string' },
   out: { type: 'string', short: 'o' },
 } as const satisfies CommandOptions;
 
-/** `watchdog chart [--format mermaid|dot|json|svg] [--view operator|developer] [--out FILE]`. Exit 0 ok, 1 the file could not be written, 2 usage. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, USAGE);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${USAGE}`);
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
   const format = values.format ?? 'mermaid';
-  if (format !== 'svg' && !isChartFormat(format))
-    throw new UsageError(`unknown format "${format}"; choose one of ${FORMATS.join(', ')}\n${USAGE}`);
+  if (!(FORMATS as readonly string[]).includes(format))
+    throw new UsageError(`unknown format "${format}"; choose one of ${FORMATS.join(', ')}\n${usage}`);
   const view = values.view ?? 'developer';
   if (!isChartView(view))
-    throw new UsageError(`unknown view "${view}"; choose one of ${CHART_VIEWS.join(', ')}\n${USAGE}`);
-  const text = format === 'svg' ? `${await renderChartSvg(undefined, view)}\n` : renderChart(format, view);
+    throw new UsageError(`unknown view "${view}"; choose one of ${CHART_VIEWS.join(', ')}\n${usage}`);
+  const text =
+    format === 'svg' ? `${await renderChartSvg(undefined, view)}\n` : renderChart(format as ChartFormat, view);
   if (values.out === undefined) {
     process.stdout.write(text);
     return 0;
@@ -44,10 +44,8 @@ export async function run(args: string[]): Promise<number> {
     await mkdir(dirname(out), { recursive: true });
     await writeFile(out, text);
   } catch (err) {
-    process.stderr.write(
-      `watchdog chart: cannot write ${out}: ${describeError(err)}; check the folder exists and is writable\n`,
-    );
-    return 1;
+    const why = `${describeError(err)}; check the folder exists and is writable`;
+    throw new ClientError(`cannot write ${out}: ${why}`, 1, { cause: err });
   }
   process.stderr.write(`watchdog chart: wrote the ${view} chart as ${format} to ${out}\n`);
   return 0;

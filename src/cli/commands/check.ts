@@ -6,7 +6,7 @@ import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
 import { destinationsIn } from '../../config/sections/destinations.ts';
-import { UsageError } from '../../errors.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
 import { type LimitController, neededControllers, unappliedLines, undelegated } from '../../process/cgroup-limits.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
@@ -16,22 +16,19 @@ function hostPort(listen: ListenAddress): string {
   return `${listenUrl(listen)}${all}`;
 }
 
-/** `2 (Notification.Routes: Ntfy, Email)`: how many routes, and where they go (never a URL or token). */
-function routesLine(config: ResolvedConfig): string {
-  const routes = config.settings.Notification.Routes;
-  const kinds = routes.flatMap((r) => destinationsIn(r));
-  return `${routes.length} (Notification.Routes${kinds.length > 0 ? `: ${kinds.join(', ')}` : ''})`;
-}
-
 /** A short, human summary of a valid configuration: what was read, where it listens, each instance. */
 function formatSummary(config: ResolvedConfig, cwd: string): string {
+  const { Routes, Format } = config.settings.Notification;
+  // How many routes, and where they go (never a URL or token).
+  const kinds = Routes.flatMap((r) => destinationsIn(r));
+  const routes = `${Routes.length} (Notification.Routes${kinds.length > 0 ? `: ${kinds.join(', ')}` : ''})`;
   const lines = [
     `files:     ${config.files.map((f) => displayName(f, cwd)).join(', ')}`,
     `listen:    ${config.listen.map(hostPort).join(', ')}`,
     `base url:  ${config.baseUrl ?? '(derived from the listen address)'}`,
     `log level: ${config.logLevel}`,
     `webhook:   ${config.webhook ? 'set' : 'none'} (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)`,
-    `routes:    ${routesLine(config)}; format ${config.settings.Notification.Format} (Notification.Format)`,
+    `routes:    ${routes}; format ${Format} (Notification.Format)`,
     `agones:    ${
       config.agones
         ? `on: wraps the one instance for its GameServer (SDK server port ${config.agones.port}, /health every ${config.agones.healthSeconds} s)`
@@ -58,43 +55,30 @@ function formatSummary(config: ResolvedConfig, cwd: string): string {
 const INSTALLS_NOTHING = new Set<string | undefined>([undefined, 'Local', 'Dummy']);
 
 function problem(program: string): string | undefined {
-  let isFile: boolean;
   try {
-    isFile = statSync(program).isFile();
+    if (!statSync(program).isFile()) return 'is not a file';
   } catch {
     return 'does not exist';
   }
-  if (!isFile) return 'is not a file';
   try {
     accessSync(program, constants.X_OK);
-    return undefined;
   } catch {
     return 'is not executable (chmod +x it)';
   }
 }
 
-/**
- * `watchdog check`'s look at an instance's program: a warning when its RunCommand does not exist or is not
- * executable while its update type (none, Local, Dummy) never installs a build. Reads only file metadata.
- */
+/** A warning when an instance's RunCommand cannot run and no update provider installs it. Reads file metadata only. */
 function warning(instance: ResolvedInstance, cwd: string): string | undefined {
   const type = instance.settings.UpdateType;
-  if (!INSTALLS_NOTHING.has(type)) return undefined;
-  const what = problem(instance.program);
+  const what = INSTALLS_NOTHING.has(type) ? problem(instance.program) : undefined;
   if (what === undefined) return undefined;
   const shown = relative(cwd, instance.program) || instance.program;
   const provider = type === undefined ? 'no UpdateType' : `UpdateType ${type}`;
   return `Servers.Instances.${instance.key}.RunCommand: ${shown} ${what}, and with ${provider} no update provider installs it; the server cannot start until it is there`;
 }
 
-/** The line a systemd unit needs so the daemon gets cgroup controllers to hand its launches. */
-export const DELEGATE_LINE = 'Delegate=yes';
-
-/**
- * `watchdog check`'s look at the hard limits: one warning per instance with `Limits` that cannot apply where this
- * runs, naming each limit and why (the controller is not delegated, no cgroup v2, `Process.Tracking: Environment`).
- */
-export async function limitsWarnings(config: ResolvedConfig): Promise<string[]> {
+/** One warning per instance with `Limits` that cannot apply here, naming each limit and why. */
+async function limitsWarnings(config: ResolvedConfig): Promise<string[]> {
   const out: string[] = [];
   const marker = config.settings.Process.Tracking === 'Environment';
   for (const i of config.instances) {
@@ -109,7 +93,7 @@ export async function limitsWarnings(config: ResolvedConfig): Promise<string[]> 
     const lines = unappliedLines(limits, why).join('; ');
     out.push(
       `Servers.Instances.${i.key}: ${lines}; the server starts without ${why.size === 1 ? 'it' : 'them'}. ` +
-        `Under systemd, put "${DELEGATE_LINE}" in the unit's [Service] section (docs/production.md) so the daemon ` +
+        `Under systemd, put "Delegate=yes" in the unit's [Service] section (docs/production.md) so the daemon ` +
         'gets the memory, cpu and pids controllers to hand its launches',
     );
   }
@@ -125,21 +109,14 @@ export const usage = `usage: watchdog check [--config FILE] [--urls URLS]
 
 export const options = { config: { type: 'string' }, urls: { type: 'string' } } as const satisfies CommandOptions;
 
-/**
- * `watchdog check [--config FILE] [--urls URLS]`: validates the configuration and summarises it, touching no folder and no
- * process. Exit 0 when valid, 2 when not (problems on stderr, one per line).
- */
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, options, usage);
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env, urls: values.urls });
-  const users = loaded.ok ? await readUsersFile(loaded.config.usersFile) : undefined;
-  if (!loaded.ok || !users?.ok) {
-    const problems = loaded.ok ? (users && !users.ok ? users.problems : []) : loaded.problems;
-    process.stderr.write(problems.map((p) => `${p}\n`).join(''));
-    return 2;
-  }
+  if (!loaded.ok) throw new ConfigError(loaded.problems);
+  const users = await readUsersFile(loaded.config.usersFile);
+  if (!users.ok) throw new ConfigError(users.problems);
   const limits = await limitsWarnings(loaded.config);
   const programs = loaded.config.instances.map((i) => warning(i, cwd)).filter((w) => w !== undefined);
   for (const w of [...loaded.warnings, ...users.warnings, ...programs, ...limits])

@@ -4,8 +4,6 @@ import { parseCommandArgs } from '../client/args.ts';
 import { COMMANDS, type CommandOptions } from '../registry.ts';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
-type Shell = (typeof SHELLS)[number];
-const isShell = (s: string): s is Shell => (SHELLS as readonly string[]).includes(s);
 
 type CompletionSpec = Awaited<ReturnType<typeof spec>>;
 type CompletionCommand = CompletionSpec['commands'][number];
@@ -31,27 +29,22 @@ const positional = (c: CompletionCommand): 'instance' | 'shell' | 'dir' | undefi
   c.instanceKey ? 'instance' : c.name === 'completion' ? 'shell' : c.name === 'manifest' ? 'dir' : undefined;
 
 const flagWords = (f: CompletionFlag): string[] => [`--${f.long}`, ...(f.short ? [`-${f.short}`] : [])];
-/** How a shell completes a flag's value: files, folders, one of a list, or nothing. */
-interface ValueActions {
-  file: string;
-  dir: string;
-  list: (values: string[]) => string;
-  none: string;
-}
 
-/** One `case` arm per flag that takes a value (`cmd:--flag|cmd:-f) <action>; <ret> ;;`), for bash and zsh. */
-const flagValueCases = (spec: CompletionSpec, how: ValueActions, ret: string) => {
+/** One `case` arm per flag that takes a value (`cmd:--flag|cmd:-f) <how>; <ret> ;;`), for bash and zsh. */
+const flagValueCases = (
+  spec: CompletionSpec,
+  how: Record<'file' | 'dir' | 'none', string> & { list: (values: string[]) => string },
+  ret: string,
+) => {
   const action = (values: CompletionFlag['values']) =>
     values === 'file' ? how.file : values === 'dir' ? how.dir : Array.isArray(values) ? how.list(values) : how.none;
   return spec.commands.flatMap((c) =>
     c.flags
       .filter((f) => f.takesValue)
-      .map(
-        (f) =>
-          `    ${flagWords(f)
-            .map((w) => `${c.name}:${w}`)
-            .join('|')}) ${action(f.values)}; ${ret} ;;`,
-      ),
+      .map((f) => {
+        const pattern = flagWords(f).map((w) => `${c.name}:${w}`);
+        return `    ${pattern.join('|')}) ${action(f.values)}; ${ret} ;;`;
+      }),
   );
 };
 /** The commands whose positional argument is of `kind`, as a `case` pattern. */
@@ -190,12 +183,11 @@ function fish(spec: CompletionSpec): string {
   return lines.join('\n') + '\n';
 }
 
-const USAGE = `usage: watchdog completion ${SHELLS.join('|')}
+export const usage = `usage: watchdog completion ${SHELLS.join('|')}
   Prints a completion script: commands, their options, and instance keys from ./appsettings.yml.
   bash:  source <(watchdog completion bash)            (or save it in ~/.local/share/bash-completion/completions/watchdog)
   zsh:   source <(watchdog completion zsh)             (after compinit)
   fish:  watchdog completion fish > ~/.config/fish/completions/watchdog.fish`;
-export const usage = USAGE;
 export const options = {} as const satisfies CommandOptions;
 
 /** Values an option takes, where they are a fixed list (`chart --format`) or file names. */
@@ -220,9 +212,7 @@ async function spec() {
       return {
         name,
         summary: entry.summary,
-        /** Its positional argument is an instance key. */
         instanceKey: entry.instanceKey === true,
-        /** Its first positional argument is one of these words (`user add`), or none. */
         subcommands: entry.subcommands ?? [],
         flags: [...flags, { long: 'help', short: 'h', takesValue: false, values: undefined }],
       };
@@ -233,11 +223,13 @@ async function spec() {
 
 /** `watchdog completion bash|zsh|fish`: prints the completion script for that shell. */
 export async function run(args: string[]): Promise<number> {
-  const { positionals } = parseCommandArgs(args, options, USAGE);
+  const { positionals } = parseCommandArgs(args, options, usage);
   const [shell, ...extra] = positionals;
-  if (shell === undefined) throw new UsageError(`which shell? ${SHELLS.join(', ')}\n${USAGE}`);
-  if (!isShell(shell)) throw new UsageError(`unknown shell "${shell}"; choose one of ${SHELLS.join(', ')}\n${USAGE}`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${USAGE}`);
-  process.stdout.write({ bash, zsh, fish }[shell](await spec()));
+  if (shell === undefined) throw new UsageError(`which shell? ${SHELLS.join(', ')}\n${usage}`);
+  const scripts = { bash, zsh, fish };
+  if (!Object.hasOwn(scripts, shell))
+    throw new UsageError(`unknown shell "${shell}"; choose one of ${SHELLS.join(', ')}\n${usage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
+  process.stdout.write(scripts[shell as keyof typeof scripts](await spec()));
   return 0;
 }

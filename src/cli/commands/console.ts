@@ -5,9 +5,8 @@ import { ClientError } from '../client/errors.ts';
 import { instancePath, refusal, request } from '../client/http.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
-import { withInstanceList } from '../client/target.ts';
+import { TARGET_FLAGS, TARGET_USAGE, targetOf, warnTo, withInstanceList } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf, warnTo } from './target-flags.ts';
 
 const DEFAULT_WAIT_S = 10;
 /** After a command, its answer is taken to be complete once the log has been quiet this long. */
@@ -43,10 +42,7 @@ async function postCommand(log: RemoteLog, command: string): Promise<void> {
   }
 }
 
-/**
- * Follows the log from now on and, once the stream is open, runs `send`; then prints the server's output until the
- * log has been quiet for QUIET_MS, or `waitMs` at the latest: the last command's output is then taken to be complete.
- */
+/** Follows the log, runs `send` once the stream is open, then prints output until QUIET_MS of quiet or `waitMs`. */
 async function session(log: RemoteLog, waitMs: number, send: (stop: Interruption) => Promise<number>) {
   const stop = onInterrupt();
   let quiet: NodeJS.Timeout | undefined;

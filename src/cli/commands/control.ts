@@ -1,18 +1,14 @@
 import { monotonicMs } from '../../clock.ts';
 import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
-import { parseCommandArgs, positiveNumber } from '../client/args.ts';
+import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
 import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
 import type { StatusRow } from '../client/status-table.ts';
-import { atInstance } from '../client/target.ts';
+import { atInstance, TARGET_FLAGS, TARGET_USAGE, targetOf } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 const DEFAULT_TIMEOUT_S = 300;
-
-/** `--when` applies to restart, update and restore: a stop or a rollback is never put off to a round end. */
-const takesWhen = (action: string) => action === 'restart' || action === 'update' || action === 'restore';
 
 const ARGS: Record<string, string> = {
   restart: '<key> [--when W]',
@@ -64,20 +60,12 @@ export const options = {
 
 const POLICIES = ['Now', 'RoundEnd', 'Empty'];
 
-/**
- * `watchdog restart|update|stop|rollback <key>`: POST /instances/<key>/<action> as Basic `<key>:<token>`.
- * The daemon queues the action and answers at once (409 with the reason when it cannot be done now); with `--wait`
- * the command follows the instance's status until the outcome.
- */
+/** `watchdog restart|update|stop|rollback|restore <key>`: the daemon queues it and answers at once (409: not now). */
 export function control(action: ControlAction): Command {
   return async (args) => {
     const { values, positionals } = parseCommandArgs(args, options, usage(action));
-    const [key, ...extra] = positionals;
-    if (key === undefined) throw new UsageError(`missing the instance key\n${usage(action)}`);
-    const backup = action === 'restore' ? extra.shift() : undefined;
-    if (action === 'restore' && backup === undefined)
-      throw new UsageError(`missing the backup to restore (watchdog backups ${key} lists them)\n${usage(action)}`);
-    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
+    const missing = (key: string) => `missing the backup to restore (watchdog backups ${key} lists them)`;
+    const [key, backup] = instanceKeyArg(positionals, usage(action), action === 'restore' ? { missing } : undefined);
     const withData = values['with-data'] === true;
     if (values.now && action !== 'restore') throw new UsageError(`--now goes with restore only\n${usage(action)}`);
     if (values.now && values.when !== undefined) throw new UsageError(`--now or --when, not both\n${usage(action)}`);
@@ -91,7 +79,8 @@ export function control(action: ControlAction): Command {
 
     if (values.when !== undefined && !POLICIES.includes(values.when))
       throw new UsageError(`--when takes ${POLICIES.join(', ')}, not "${values.when}"\n${usage(action)}`);
-    if (values.when !== undefined && !takesWhen(action))
+    // A stop or a rollback is never put off to a round end.
+    if (values.when !== undefined && !['restart', 'update', 'restore'].includes(action))
       throw new UsageError(`--when goes with restart, update and restore only\n${usage(action)}`);
     const query: Record<string, string> = {
       ...(values.when === undefined ? {} : { when: values.when }),
@@ -133,20 +122,19 @@ export function control(action: ControlAction): Command {
     const seconds = Math.round(outcome.ms / 100) / 10;
     if (values.json) {
       const { state, pid, revision, lastExit } = outcome.status;
-      process.stdout.write(
-        JSON.stringify({
-          key,
-          action,
-          ok: outcome.ok,
-          outcome: outcome.text,
-          state,
-          pid,
-          revision,
-          lastExit,
-          seconds,
-          url,
-        }) + '\n',
-      );
+      const result = {
+        key,
+        action,
+        ok: outcome.ok,
+        outcome: outcome.text,
+        state,
+        pid,
+        revision,
+        lastExit,
+        seconds,
+        url,
+      };
+      process.stdout.write(`${JSON.stringify(result)}\n`);
     } else {
       process.stdout.write(`${action} of ${key} ${outcome.ok ? 'done' : 'failed'}: ${outcome.text} (${seconds} s)\n`);
     }
@@ -154,10 +142,7 @@ export function control(action: ControlAction): Command {
   };
 }
 
-/**
- * After a rollback without --with-data: which snapshot `--with-data` would have put back, or that there is none. Null
- * when the daemon keeps no backups or cannot be asked (an older daemon): the rollback itself is what was asked for.
- */
+/** Which snapshot `--with-data` would have put back; null when the daemon cannot say (the rollback is what counts). */
 async function dataHint(ep: Endpoint): Promise<string | null> {
   const list = await fetchBackups(ep).catch(() => null);
   if (list === null) return null;
@@ -172,10 +157,7 @@ export const startInstanceUsage = `usage: watchdog start <key> [--wait [--timeou
   \`watchdog restart <key>\`, sent only when the instance is stopped; a running one is left alone. Options as for
   watchdog restart.`;
 
-/**
- * `watchdog start <key>`: what a PM2 or systemd user types to undo a stop. Restart is how the daemon starts a stopped
- * instance (the dashboard's Start button too); this only refuses to restart one that runs.
- */
+/** `watchdog start <key>`, as a PM2 or systemd user undoes a stop: a restart, refused for an instance that runs. */
 export async function startInstance(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, options, startInstanceUsage);
   const key = positionals[0] ?? '';

@@ -8,12 +8,11 @@ import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
 import type { FileListing } from '../../http/schemas.ts';
 import { formatBytes } from '../../store/disk-space.ts';
-import { parseCommandArgs } from '../client/args.ts';
+import { instanceKeyArg, parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { type Endpoint, explainFailure, instancePath } from '../client/http.ts';
-import { atInstance } from '../client/target.ts';
+import { type Endpoint, explainFailure, instancePath, TIMEOUT_MS } from '../client/http.ts';
+import { atInstance, TARGET_FLAGS, TARGET_USAGE, targetOf } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 export const filesUsage = `usage: watchdog files <key> [path] [--json] [--url URL] [--token T] [--config F]
   Lists the folders the instance shares (Files.Folders: by default data/replays, logs, dumps) or, with a
@@ -38,14 +37,6 @@ export const fetchFileOptions = {
 const filesUrl = (ep: Pick<Endpoint, 'url' | 'key'>, path: string) =>
   instancePath(ep, ['files', ...path.split('/').filter(Boolean).map(encodeURIComponent)].join('/'));
 
-function keyAndPath(positionals: string[], usage: string, pathNeeded: boolean): [string, string] {
-  const [key, path, ...extra] = positionals;
-  if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-  if (pathNeeded && path === undefined) throw new UsageError(`missing the path of the file\n${usage}`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
-  return [key, path ?? ''];
-}
-
 /** `name  size  time` columns, folders marked with a trailing `/`. */
 export function listingTable(listing: FileListing): string {
   const rows = listing.entries.map((e) => [
@@ -61,12 +52,9 @@ export function listingTable(listing: FileListing): string {
   return lines.join('\n');
 }
 
-/** Until the answer's headers arrive; a download's body then takes as long as it takes. */
-const CONNECT_MS = 10_000;
-
 /**
- * One GET of a shared path, streamed: the response once it is a success. A refusal or an unreachable daemon becomes
- * the same message the other commands print (explainFailure reads an ofetch error, so a refusal is put in one).
+ * One streamed GET of a shared path (TIMEOUT_MS until its headers, then as long as it takes); a refusal is put in an
+ * ofetch error, so explainFailure words it as for every command.
  */
 async function getShared(
   ep: Endpoint,
@@ -75,13 +63,13 @@ async function getShared(
   headers: Record<string, string> = {},
 ): Promise<Response> {
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), CONNECT_MS);
+  const timer = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), TIMEOUT_MS);
   const res = await fetch(filesUrl(ep, path), {
     headers: { authorization: ep.authorization, ...headers },
     signal: abort.signal,
   })
     .catch((err: unknown) => {
-      throw explainFailure(err, ep, what, CONNECT_MS);
+      throw explainFailure(err, ep, what);
     })
     .finally(() => clearTimeout(timer));
   if (res.ok || res.status === 416) return res;
@@ -103,7 +91,7 @@ const isListing = (res: Response) => res.headers.get('content-type')?.startsWith
 /** `watchdog files <key> [path]`: GET /instances/<key>/files/<path>. */
 export const files: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, filesOptions, filesUsage);
-  const [key, path] = keyAndPath(positionals, filesUsage, false);
+  const [key, path = ''] = instanceKeyArg(positionals, filesUsage, {});
   const res = await atInstance(targetOf('files', values), key, (ep) =>
     getShared(ep, path, `the files of ${path || 'the shared folders'}`),
   );
@@ -122,7 +110,9 @@ export const files: Command = async (args) => {
 /** `watchdog fetch <key> <path>`: GET /instances/<key>/files/<path>, streamed to a file (or the rest of it). */
 export const fetchFile: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, fetchFileOptions, fetchFileUsage);
-  const [key, path] = keyAndPath(positionals, fetchFileUsage, true);
+  const [key, path = ''] = instanceKeyArg(positionals, fetchFileUsage, {
+    missing: () => 'missing the path of the file',
+  });
   const out = values.out ?? basename(path);
   if (values.continue && out === '-') throw new UsageError(`--continue needs --out FILE\n${fetchFileUsage}`);
   const have = values.continue ? ((await stat(out).catch(() => null))?.size ?? 0) : 0;

@@ -1,9 +1,8 @@
 import { UsageError } from '../../errors.ts';
 import { instanceKeyArg, parseCommandArgs } from '../client/args.ts';
 import { fetchStatus, postControl } from '../client/http.ts';
-import { atInstance } from '../client/target.ts';
+import { atInstance, TARGET_FLAGS, TARGET_USAGE, targetOf } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 export const holdUsage = `usage: watchdog hold <key> [--for D] [--reason R] [--url URL] [--token T] [--config F]
   Holds scheduled restarts and automatic update installs (Maintenance) until the hold ends by itself or
@@ -37,7 +36,7 @@ export function durationMinutes(text: string): number | null {
 /** `watchdog hold <key> [--for 2h] [--reason …]`: POST /instances/<key>/hold?minutes=…&reason=…. */
 export const hold: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, holdOptions, holdUsage);
-  const key = instanceKeyArg(positionals, holdUsage);
+  const [key] = instanceKeyArg(positionals, holdUsage);
   const minutes = values.for === undefined ? 60 : durationMinutes(values.for);
   if (minutes === null)
     throw new UsageError(`--for takes a duration such as 30m, 2h or 1d, not "${values.for ?? ''}"\n${holdUsage}`);
@@ -66,7 +65,7 @@ export const hold: Command = async (args) => {
 /** `watchdog release <key>`: POST /instances/<key>/release (409, exit 1, when nothing is held). */
 export const release: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, releaseOptions, releaseUsage);
-  const key = instanceKeyArg(positionals, releaseUsage);
+  const [key] = instanceKeyArg(positionals, releaseUsage);
   const url = await atInstance(targetOf('release', values), key, async (ep) => {
     await postControl(ep, 'release');
     return ep.url;

@@ -3,21 +3,21 @@ import { relative } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedInstance } from '../../config/resolved.ts';
 import { type FolderLock, FolderLockedError, lockFolders, ownedFolders } from '../../daemon/folder-lock.ts';
-import { describeError, UsageError } from '../../errors.ts';
+import { ConfigError, describeError, UsageError } from '../../errors.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
 import { describeSystemdUnit, type InstanceImport, importedData, inspectRow } from '../../import/instance-import.ts';
 import { DATA_FILE, instanceDataKind, writeInstanceData } from '../../store/instance-data.ts';
 import { readWatchdogDb, type WatchdogDb, watchdogDbExists } from '../../store/watchdog-db.ts';
 import { parseCommandArgs } from '../client/args.ts';
+import { ClientError } from '../client/errors.ts';
 import type { CommandOptions } from '../registry.ts';
 
-const USAGE = `usage: watchdog import [--config FILE] [--dry-run] [--force]
+export const usage = `usage: watchdog import [--config FILE] [--dry-run] [--force]
   Imports the real watchdog's data file (Data.File) for every instance without a data.json of ours; run it with the
   daemon stopped.
   --config FILE   the main configuration file (default: ./appsettings.yml)
   --dry-run       print what would be imported; write nothing
   --force         replace data.json files that exist`;
-export const usage = USAGE;
 
 export const options = {
   config: { type: 'string' },
@@ -39,16 +39,11 @@ function serverLine(found: InstanceImport, dryRun: boolean): string {
   }
 }
 
-interface Outcome {
-  lines: string[];
-  failed: boolean;
-}
-
 async function importOne(
   instance: ResolvedInstance,
   db: WatchdogDb,
   opts: { dryRun: boolean; force: boolean; persistServers: boolean; before: string; cwd: string },
-): Promise<Outcome> {
+): Promise<{ lines: string[]; failed: boolean }> {
   const row = db.rows.get(instance.key);
   if (!row) return { lines: [`${instance.key}: not in the data file`], failed: false };
   if (!opts.force && (await instanceDataKind(instance.dir)) === 'ours') {
@@ -72,34 +67,19 @@ async function importOne(
   }
 }
 
-/**
- * `watchdog import [--config FILE] [--dry-run] [--force]`: imports the real watchdog's `Data.File` for every instance
- * without a data.json (all with `--force`), as the daemon does at start. Exit 1 when it cannot be read or a write
- * failed, 2 on a usage or configuration error.
- */
+/** `watchdog import`: as the daemon does at start. Exit 1 when data.db cannot be read or a write failed. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, USAGE);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${USAGE}`);
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env });
-  if (!loaded.ok) {
-    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
-    return 2;
-  }
+  if (!loaded.ok) throw new ConfigError(loaded.problems);
   for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
   const { config } = loaded;
   const file = config.dataFile;
-  if (!(await watchdogDbExists(file))) {
-    process.stderr.write(`watchdog import: no data file at ${file}; set Data.File to the real watchdog's data.db\n`);
-    return 1;
-  }
-  let db: WatchdogDb;
-  try {
-    db = await readWatchdogDb(file);
-  } catch (err) {
-    process.stderr.write(`watchdog import: ${describeError(err)}\n`);
-    return 1;
-  }
+  if (!(await watchdogDbExists(file)))
+    throw new ClientError(`no data file at ${file}; set Data.File to the real watchdog's data.db`);
+  const db = await readWatchdogDb(file);
   if (db.unfinished.length > 0) {
     process.stderr.write(
       `warning: ${db.unfinished.join(' and ')} beside the data file: the real watchdog is running or did not stop cleanly, ` +
@@ -113,8 +93,7 @@ export async function run(args: string[]): Promise<number> {
       lock = await lockFolders(ownedFolders(config), { command: 'import' });
     } catch (err) {
       if (!(err instanceof FolderLockedError)) throw err;
-      process.stderr.write(`watchdog import: ${err.message}; nothing imported\n`);
-      return 1;
+      throw new ClientError(`${err.message}; nothing imported`, 1, { cause: err });
     }
   }
   try {

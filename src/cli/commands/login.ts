@@ -7,8 +7,8 @@ import { ClientError } from '../client/errors.ts';
 import { basic, refusal, request } from '../client/http.ts';
 import { keepLogin } from '../client/logins.ts';
 import { readLine, readPassword } from '../client/secret-input.ts';
+import { TARGET_FLAGS, targetOf } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 export const usage = `usage: watchdog login [--url URL] [--user NAME] [--password-stdin] [--code CODE] [--config F]
        watchdog login --forget [--url URL] [--config F]
@@ -32,9 +32,6 @@ export const options = {
   config: TARGET_FLAGS.config,
 } as const satisfies CommandOptions;
 
-/** The daemon's route that makes the key (src/http/user-routes.ts). */
-const KEYS = '/api/me/keys';
-
 /**
  * A key for `user`, asked with the password; a user with a one-time code is refused that (Basic carries no code), so
  * it logs in on the dashboard's form with its code, and the session that gives asks for the key, then ends.
@@ -42,7 +39,7 @@ const KEYS = '/api/me/keys';
 async function makeKey(url: string, user: string, password: string, code: () => Promise<string>): Promise<LoginKey> {
   const ep = { url, key: user };
   const asked = (headers: { authorization?: string; cookie?: string }) =>
-    request<LoginKey>(`${url}${KEYS}`, ep, 'login', { method: 'POST', ...headers, as: 'admin' });
+    request<LoginKey>(`${url}/api/me/keys`, ep, 'login', { method: 'POST', ...headers, as: 'admin' });
   try {
     return await asked({ authorization: basic(user, password) });
   } catch (err) {

@@ -7,18 +7,16 @@ import { ClientError } from '../client/errors.ts';
 import { basic, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { fetchLogLines, followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
-import { type Target, withInstanceList } from '../client/target.ts';
+import { ADMIN_FLAGS, TARGET_FLAGS, type Target, targetOf, warnTo, withInstanceList } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
-import { ADMIN_FLAGS, TARGET_FLAGS, targetOf, warnTo } from './target-flags.ts';
 
-const USAGE = `usage: watchdog logs <key> [-f] [-n N] [--config F] [--url URL [--token T | --user U --password P]]
+export const usage = `usage: watchdog logs <key> [-f] [-n N] [--config F] [--url URL [--token T | --user U --password P]]
   -f, --follow      keep printing new lines (across rotation) until Ctrl-C
   -n, --lines N     how many of the last lines to print first (default 50; at most 1000 with --url)
   --config F        the appsettings.yml that names the instance folders (default: ./appsettings.yml)
   --url URL         read the log from the daemon at URL (default: WATCHDOG_URL) instead of this machine's files,
                     as the instance (--token, WATCHDOG_TOKEN or the local ApiToken) or as Admin
                     (--user and --password, or WATCHDOG_ADMIN=user:password)`;
-export const usage = USAGE;
 
 export const options = {
   follow: { type: 'boolean', short: 'f' },
@@ -45,12 +43,9 @@ async function untilInterrupted(body: (stop: ReturnType<typeof onInterrupt>) => 
 /** The tail of `<instance dir>/logs/server.log`, read from this machine's files. */
 async function localLogs(target: Target, key: string, n: number, follow: boolean): Promise<number> {
   const config = await target.config('watchdog logs');
+  const keys = config.instances.map((i) => i.key);
   const instance = config.instances.find((i) => i.key === key);
-  if (!instance)
-    throw new UnknownInstanceError(
-      key,
-      config.instances.map((i) => i.key),
-    );
+  if (!instance) throw new UnknownInstanceError(key, keys);
   const logDir = join(instance.dir, 'logs');
   const tail = await readLastLines(logDir, n);
   for (const line of tail.lines) write(line);
@@ -93,12 +88,12 @@ async function remoteLogs(target: Target, key: string, n: number, follow: boolea
 
 /** `watchdog logs <key>`: this machine's server.log, or with `--url` (or `WATCHDOG_URL`) the daemon's. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, USAGE);
-  const key = instanceKeyArg(positionals, USAGE);
-  const n = wholeNumber('-n', values.lines, 0, USAGE) ?? 50;
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  const [key] = instanceKeyArg(positionals, usage);
+  const n = wholeNumber('-n', values.lines, 0, usage) ?? 50;
   const target = targetOf('logs', values);
   const follow = values.follow === true;
   if (!target.urlGiven) return localLogs(target, key, n, follow);
-  if (n > 1000) throw new UsageError(`-n: at most 1000 lines over --url, got ${n}\n${USAGE}`);
+  if (n > 1000) throw new UsageError(`-n: at most 1000 lines over --url, got ${n}\n${usage}`);
   return remoteLogs(target, key, n, follow);
 }

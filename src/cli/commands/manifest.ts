@@ -3,19 +3,17 @@ import { publishBuild } from '../../updates/manifest/publish.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
 
-const USAGE = `usage: watchdog manifest <dir> --base-url URL [--out FILE]
+export const usage = `usage: watchdog manifest <dir> --base-url URL [--out FILE]
   Hashes the server archives (<name>_<platform>.zip, <name>-<platform>.tar.gz) and the client archive
   (a name containing "client") in <dir>, and adds them as a new build to the manifest (default <dir>/manifest.json).
   URL is where <dir>'s files are served; each file's URL is URL + its name.`;
 
-export const usage = USAGE;
 export const options = {
   'base-url': { type: 'string' },
   out: { type: 'string', short: 'o' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies CommandOptions;
 
-/** `watchdog manifest <dir> --base-url URL [--out FILE]`: publishes a build. Exit 0 ok, 1 failed, 2 usage. */
 export async function run(args: string[]): Promise<number> {
   try {
     return await publish(args);
@@ -28,14 +26,14 @@ export async function run(args: string[]): Promise<number> {
 }
 
 async function publish(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, USAGE);
+  const { values, positionals } = parseCommandArgs(args, options, usage);
   if (positionals.length !== 1) {
     throw new UsageError(
-      `${positionals.length === 0 ? 'no folder given' : `one folder expected, got ${positionals.length}`}\n${USAGE}`,
+      `${positionals.length === 0 ? 'no folder given' : `one folder expected, got ${positionals.length}`}\n${usage}`,
     );
   }
   const baseUrl = values['base-url'];
-  if (!baseUrl) throw new UsageError(`--base-url is required (where the archives will be served)\n${USAGE}`);
+  if (!baseUrl) throw new UsageError(`--base-url is required (where the archives will be served)\n${usage}`);
   const result = await publishBuild({ dir: positionals[0] as string, baseUrl, out: values.out });
   const files = [
     ...Object.entries(result.servers).map(([platform, name]) => `  server ${platform}: ${name}`),

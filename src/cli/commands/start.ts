@@ -3,7 +3,7 @@ import { readUsersFile } from '../../auth/users-file.ts';
 import { loadConfig } from '../../config/load.ts';
 import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
-import { UsageError } from '../../errors.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
 import { configureLogging, createLogger, parseLogLevel } from '../../log.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
@@ -34,16 +34,11 @@ export const options = {
 } as const satisfies CommandOptions;
 
 /** Options of either form of start that take a value: the word after one is its value, not an instance key. */
-const VALUE_OPTIONS = new Set([
-  '--config',
-  '--urls',
-  '--log-level',
-  '--log-format',
-  '--inspect-port',
-  '--url',
-  '--token',
-  '--timeout',
-]);
+const VALUE_OPTIONS = new Set(
+  [...Object.entries(options).flatMap(([n, o]) => (o.type === 'string' ? [n] : [])), 'url', 'token', 'timeout'].map(
+    (n) => `--${n}`,
+  ),
+);
 
 /** Whether the arguments name an instance (`watchdog start lrp --wait`) rather than only the daemon's options. */
 function instanceKeyGiven(args: string[]): boolean {
@@ -56,10 +51,6 @@ function instanceKeyGiven(args: string[]): boolean {
   return false;
 }
 
-/**
- * `watchdog [start] [--config F] [--urls U] [--log-level L]`: runs the daemon until SIGINT/SIGTERM. SIGHUP, or a change to
- * the configuration files, reloads the configuration.
- */
 export async function run(args: string[]): Promise<number> {
   // `watchdog start <key>`: a client command that starts a stopped instance, not the daemon.
   if (instanceKeyGiven(args)) {
@@ -84,17 +75,11 @@ export async function run(args: string[]): Promise<number> {
     exposedTokens: values['allow-weak-tokens'] ? ('warn' as const) : ('refuse' as const),
   };
   const loaded = await loadConfig(loadOptions);
-  if (!loaded.ok) {
-    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
-    return 2;
-  }
+  if (!loaded.ok) throw new ConfigError(loaded.problems);
   const { config } = loaded;
   // A broken users file refuses the start as a broken appsettings.yml does: nobody would be let in as meant.
   const users = await readUsersFile(config.usersFile);
-  if (!users.ok) {
-    process.stderr.write(users.problems.map((p) => `${p}\n`).join(''));
-    return 2;
-  }
+  if (!users.ok) throw new ConfigError(users.problems);
   configureLogging({
     level: parseLogLevel(cliLevel) ?? config.logLevel,
     overrides: config.logOverrides,
@@ -109,9 +94,9 @@ export async function run(args: string[]): Promise<number> {
   let stopWhileStarting: NodeJS.Signals | null = null;
   const onEarlyHup = () => (hupWhileStarting = true);
   const onEarlyStop = (sig: NodeJS.Signals) => (stopWhileStarting ??= sig);
+  const STOPS = ['SIGINT', 'SIGTERM'] as const;
   process.on('SIGHUP', onEarlyHup);
-  process.on('SIGINT', onEarlyStop);
-  process.on('SIGTERM', onEarlyStop);
+  for (const s of STOPS) process.on(s, onEarlyStop);
   const inspector = values.inspect
     ? await (await import('../../daemon/inspector.ts')).startInspector(inspectPort, log.child('inspect'))
     : null;
@@ -146,15 +131,11 @@ export async function run(args: string[]): Promise<number> {
     reload.stop();
     void daemon.shutdown(sig);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.off('SIGINT', onEarlyStop);
-  process.off('SIGTERM', onEarlyStop);
+  for (const s of STOPS) process.on(s, onSignal).off(s, onEarlyStop);
   if (stopWhileStarting) onSignal(stopWhileStarting);
   await daemon.done;
   await inspector?.stop();
   reload.stop();
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  for (const s of STOPS) process.off(s, onSignal);
   return 0;
 }

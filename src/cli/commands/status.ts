@@ -4,14 +4,10 @@ import { ClientError } from '../client/errors.ts';
 import { fetchAllStatus, fetchStatus, refusal, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { colourEnabled, renderStatusTable, type StatusRow } from '../client/status-table.ts';
-import { atInstance, type Target } from '../client/target.ts';
+import { ADMIN_FLAGS, atInstance, TARGET_FLAGS, type Target, targetOf } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
-import { ADMIN_FLAGS, TARGET_FLAGS, targetOf } from './target-flags.ts';
 
-/**
- * Repeats `draw` every `intervalMs` until SIGINT/SIGTERM or `count` draws, whichever comes first.
- * Returns the last draw's exit code, or 0 when a signal ended it (the person asked to stop).
- */
+/** Repeats `draw` until Ctrl-C (exit 0: the person asked to stop) or `count` draws (the last one's exit code). */
 async function repeatUntilInterrupted(
   draw: (n: number) => Promise<number>,
   opts: { intervalMs: number; count?: number },
@@ -32,7 +28,7 @@ async function repeatUntilInterrupted(
   return stop.interrupted ? 0 : code;
 }
 
-const USAGE = `usage: watchdog status [key] [--json] [--watch] [--interval S] [--count N] [--url URL] [--token T] [--config F] [--user U --password P]
+export const usage = `usage: watchdog status [key] [--json] [--watch] [--interval S] [--count N] [--url URL] [--token T] [--config F] [--user U --password P]
   key           one instance (default: every instance: all the daemon's with Admin credentials, else each one
                 in the local appsettings.yml with its own token)
   --json        print the status JSON (an object for one key, an array otherwise)
@@ -42,7 +38,6 @@ const USAGE = `usage: watchdog status [key] [--json] [--watch] [--interval S] [-
   --user U      the daemon's Admin user, with --password P (default: WATCHDOG_ADMIN=user:password, which keeps
                 the password out of the process list); they list every instance, with or without a local config
   --url URL, --token T, --config F   as for watchdog restart`;
-export const usage = USAGE;
 
 export const options = {
   json: { type: 'boolean' },
@@ -57,10 +52,7 @@ const NEEDS_ADMIN =
   'listing every instance needs Admin credentials (--user and --password, or WATCHDOG_ADMIN=user:password) ' +
   "or the daemon's appsettings.yml here; an instance token shows only its own instance: watchdog status <key>";
 
-interface Snapshot {
-  rows: StatusRow[];
-  errors: ClientError[];
-}
+type Snapshot = { rows: StatusRow[]; errors: ClientError[] };
 
 /** Every instance's status from `GET /api/instances` (one of them with `key`), as Admin or a loopback client. */
 async function adminSnapshot(
@@ -80,16 +72,8 @@ async function adminSnapshot(
   }
   if (key === undefined) return { rows, errors: [] };
   const row = rows.find((r) => r.key === key);
-  if (row) return { rows: [row], errors: [] };
-  return {
-    rows: [],
-    errors: [
-      new UnknownInstanceError(
-        key,
-        rows.map((r) => r.key),
-      ),
-    ],
-  };
+  const keys = rows.map((r) => r.key);
+  return row ? { rows: [row], errors: [] } : { rows: [], errors: [new UnknownInstanceError(key, keys)] };
 }
 
 /** Which keys to ask for without Admin credentials: the one given, else every instance of the local config. */
@@ -127,10 +111,8 @@ function print(
 ): number {
   // One instance asked for once: its failure is the answer. Watching shows it and goes on.
   if (opts.key !== undefined && snap.errors.length > 0 && !opts.watch) throw snap.errors[0];
-  // Nothing answered (the daemon is down): the message alone, not an empty table above it.
-  const silent = snap.rows.length === 0 && snap.errors.length > 0 && !opts.watch;
-  if (silent) {
-    // Only the messages below.
+  if (snap.rows.length === 0 && snap.errors.length > 0 && !opts.watch) {
+    // Nothing answered (the daemon is down): the message alone, not an empty table above it.
   } else if (opts.json) {
     const value = opts.key !== undefined ? snap.rows[0] : snap.rows;
     // Watching prints one document per line so a script can read the stream line by line.
@@ -145,11 +127,11 @@ function print(
 
 /** `watchdog status [key]`: a table (or JSON) of instance states from GET /instances/<key>/status. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, USAGE);
-  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${USAGE}`);
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${usage}`);
   const key = positionals[0];
-  const intervalMs = (positiveNumber('--interval', values.interval, USAGE) ?? 2) * 1000;
-  const count = wholeNumber('--count', values.count, 1, USAGE);
+  const intervalMs = (positiveNumber('--interval', values.interval, usage) ?? 2) * 1000;
+  const count = wholeNumber('--count', values.count, 1, usage);
   const json = values.json === true;
   const watch = values.watch === true;
   const colour = !json && colourEnabled(process.stdout, process.env);

@@ -68,64 +68,49 @@ export const run: Command = async (args) => {
   const doc = await readForEdit(file);
   doc.Users ??= {};
   const users = doc.Users;
-  switch (verb) {
-    case 'list':
-      if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${usage}`);
-      return list(doc);
-    case 'add': {
-      const name = nameArg(positionals);
-      if (users[name])
-        throw new ClientError(`${name} exists already in ${file}; \`watchdog user passwd\` sets its password`);
-      // The roles are checked before the password is asked for, with a stand-in hash of nothing.
-      users[name] = { Password: await hashPassword('', { N: 1024, r: 1, p: 1 }), Roles: values.role ?? [] };
-      checkedText(file, doc);
-      users[name].Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
-      await writeUsers(file, doc);
-      process.stdout.write(`added ${name} to ${file}\n`);
-      return 0;
-    }
-    case 'passwd': {
-      const name = nameArg(positionals);
-      const entry = users[name];
-      if (!entry) throw new ClientError(`no user ${name} in ${file}`);
-      entry.Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
-      await writeUsers(file, doc);
-      process.stdout.write(`set the password of ${name} in ${file}\n`);
-      return 0;
-    }
-    case 'remove': {
-      const name = nameArg(positionals);
-      if (!users[name]) throw new ClientError(`no user ${name} in ${file}`);
-      delete users[name];
-      const revoked = Object.entries(doc.Keys ?? {}).filter(([, k]) => k.User === name);
-      for (const [id] of revoked) delete doc.Keys?.[id];
-      await writeUsers(file, doc);
-      process.stdout.write(
-        `removed ${name} from ${file}${revoked.length ? ` and revoked ${revoked.length} key(s)` : ''}\n`,
-      );
-      return 0;
-    }
-    case 'totp': {
-      const name = nameArg(positionals);
-      const entry = users[name];
-      if (!entry) throw new ClientError(`no user ${name} in ${file}`);
-      if (values.disable === true) {
-        if (entry.Totp === undefined) throw new ClientError(`${name} has no one-time code in ${file}`);
-        delete entry.Totp;
-        await writeUsers(file, doc);
-        process.stdout.write(`removed the one-time code of ${name} in ${file}\n`);
-        return 0;
-      }
-      entry.Totp = newTotpSecret();
-      await writeUsers(file, doc);
-      // The secret goes to stdout only, once (the URI on the first line, for a QR encoder); the note to stderr.
-      process.stderr.write(
-        `set a new one-time-code secret for ${name} in ${file}; add it to an authenticator app now, it is shown this once:\n`,
-      );
-      process.stdout.write(`${otpauthUri(name, entry.Totp)}\nsecret: ${entry.Totp}\n`);
-      return 0;
-    }
-    default:
-      throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${usage}`);
+  const written = async (message: string) => {
+    await writeUsers(file, doc);
+    process.stdout.write(`${message}\n`);
+    return 0;
+  };
+  if (verb === 'list') {
+    if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${usage}`);
+    return list(doc);
   }
+  if (verb !== 'add' && verb !== 'passwd' && verb !== 'remove' && verb !== 'totp')
+    throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${usage}`);
+  const name = nameArg(positionals);
+  const entry = users[name];
+  if (verb === 'add') {
+    if (entry) throw new ClientError(`${name} exists already in ${file}; \`watchdog user passwd\` sets its password`);
+    // The roles are checked before the password is asked for, with a stand-in hash of nothing.
+    users[name] = { Password: await hashPassword('', { N: 1024, r: 1, p: 1 }), Roles: values.role ?? [] };
+    checkedText(file, doc);
+    users[name].Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
+    return written(`added ${name} to ${file}`);
+  }
+  if (!entry) throw new ClientError(`no user ${name} in ${file}`);
+  if (verb === 'passwd') {
+    entry.Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
+    return written(`set the password of ${name} in ${file}`);
+  }
+  if (verb === 'remove') {
+    delete users[name];
+    const revoked = Object.entries(doc.Keys ?? {}).filter(([, k]) => k.User === name);
+    for (const [id] of revoked) delete doc.Keys?.[id];
+    return written(`removed ${name} from ${file}${revoked.length ? ` and revoked ${revoked.length} key(s)` : ''}`);
+  }
+  if (values.disable === true) {
+    if (entry.Totp === undefined) throw new ClientError(`${name} has no one-time code in ${file}`);
+    delete entry.Totp;
+    return written(`removed the one-time code of ${name} in ${file}`);
+  }
+  entry.Totp = newTotpSecret();
+  await writeUsers(file, doc);
+  // The secret goes to stdout only, once (the URI on the first line, for a QR encoder); the note to stderr.
+  process.stderr.write(
+    `set a new one-time-code secret for ${name} in ${file}; add it to an authenticator app now, it is shown this once:\n`,
+  );
+  process.stdout.write(`${otpauthUri(name, entry.Totp)}\nsecret: ${entry.Totp}\n`);
+  return 0;
 };

@@ -132,7 +132,7 @@ test('target :: an invalid appsettings.yml in the folder: a warning, then the de
 });
 
 test('target :: an explicit --config that cannot be used: exit 2 with its problems', async (ctx) => {
-  const err = await rejection(target(ctx, { configFile: 'missing.yml' }).url());
+  const err = await rejection(target(ctx, { config: 'missing.yml' }).url());
   assert.is(err.exitCode, 2);
   assert.match(err.message, /--config could not be used:\n {2}.*missing\.yml/);
 });

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
  * no two labels overlap, and the legend names every arrow colour the chart uses.
  */
 import * as assert from 'uvu/assert';
-import { EDGE_STYLE } from '../../../src/chart/dot-edges.ts';
+import { EDGE_STYLE } from '../../../src/chart/dot.ts';
 import { type ChartView, OPERATOR_LEGEND } from '../../../src/chart/operator.ts';
 import { renderChartSvg } from '../../../src/chart/render.ts';
 import { type Browser, browserSuite, openBrowser, screenshot } from './_support/browser.ts';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { procPids, statFields } from './proc-info.ts';
 
 /** USER_HZ, fixed at 100 on every architecture Linux supports (Node has no sysconf). */
-const CLOCK_TICKS_PER_SECOND = 100;
+export const CLOCK_TICKS_PER_SECOND = 100;
 
 /** What the tree reader needs of /proc, so the arithmetic can be tested with a made-up one. */
 export interface ProcSource {

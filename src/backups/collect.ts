@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { copyFile, lstat, mkdir, readdir } from 'node:fs/promises';
+import { copyFile, lstat, readdir } from 'node:fs/promises';
 import { dirname, join, posix, relative, sep } from 'node:path';
 import { describeError } from '../errors.ts';
+import { makeDir } from '../make-dir.ts';
 import { hashFile, readRegularHead } from '../regular-file.ts';
 import type { BackupFile } from './manifest.ts';
 
@@ -36,7 +37,7 @@ export async function collect(opts: {
   const sources = opts.sources.files;
   const copy = async (rel: string, how: (source: string, target: string) => Promise<unknown>, sqlite: boolean) => {
     const target = join(opts.stagingDir, rel);
-    await mkdir(dirname(target), { recursive: true });
+    await makeDir(dirname(target));
     await how(join(opts.instanceDir, rel), target);
     const { bytes, sha256 } = await hashFile(target);
     out.files.push({ path: toPosix(rel), bytes, sha256, ...(sqlite ? { sqlite: true } : {}) });

@@ -1,7 +1,8 @@
-import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extract } from 'tar';
 import { describeError } from '../errors.ts';
+import { makeDir } from '../make-dir.ts';
 import { hashFile } from '../regular-file.ts';
 import { syncPath } from '../store/atomic-file.ts';
 import { diskSpaceOf, formatBytes } from '../store/disk-space.ts';
@@ -69,7 +70,7 @@ async function unpackVerified(entry: BackupEntry, staging: string): Promise<void
 
 /** Swaps each of SNAPSHOT_PATHS the snapshot holds (data/ always: a snapshot of no data restores an empty folder). */
 async function swapIn(instanceDir: string, staging: string, entry: BackupEntry): Promise<void> {
-  await mkdir(join(staging, 'data'), { recursive: true });
+  await makeDir(join(staging, 'data'));
   const held = new Set((await readdir(staging)).filter((n) => (SNAPSHOT_PATHS as readonly string[]).includes(n)));
   const swapped: string[] = [];
   try {

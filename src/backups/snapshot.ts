@@ -1,7 +1,8 @@
-import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create } from 'tar';
 import { describeError } from '../errors.ts';
+import { makeDir } from '../make-dir.ts';
 import { clearForWrite } from '../regular-file.ts';
 import { syncPath } from '../store/atomic-file.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
@@ -39,7 +40,7 @@ export interface SnapshotRequest {
  * temporary name renamed to `<id>.tar.gz`, so a snapshot that exists is whole; a failure leaves nothing (BackupError).
  */
 export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest> {
-  await mkdir(req.backupsDir, { recursive: true });
+  await makeDir(req.backupsDir);
   const taken = new Set((await listBackups(req.backupsDir)).map((b) => b.id));
   const id = snapshotId(req.now ?? new Date(), req.revision, taken);
   const staging = await mkdtemp(join(req.backupsDir, '.staging-'));

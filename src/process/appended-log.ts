@@ -1,4 +1,5 @@
-import { mkdirSync, truncateSync } from 'node:fs';
+import { truncateSync } from 'node:fs';
+import { makeDirSync } from '../make-dir.ts';
 import { copyTruncate, type LogRotation, logPath } from './log-file.ts';
 import { followLog, type LogFollower } from './log-tail.ts';
 import { createRotatingLogWriter, type RotatingLogWriter } from './log-writer.ts';
@@ -37,7 +38,7 @@ export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: 
         try {
           if (held) held.truncate();
           else {
-            mkdirSync(logDir, { recursive: true });
+            makeDirSync(logDir);
             truncateSync(logPath(logDir), 0);
             emptied?.();
           }

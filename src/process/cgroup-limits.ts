@@ -1,5 +1,6 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { makeDir } from '../make-dir.ts';
 import { ownCgroup } from './cgroup.ts';
 
 /**
@@ -121,7 +122,7 @@ async function enable(level: string, controller: LimitController, leaf: string |
       return `cannot enable the ${controller} controller in ${join(level, 'cgroup.subtree_control')}: ${code}`;
   }
   try {
-    await mkdir(leaf, { recursive: true });
+    await makeDir(leaf);
     await writeFile(join(leaf, 'cgroup.procs'), String(process.pid));
     await write();
     return null;

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { monotonicMs } from '../clock.ts';
+import { makeDir } from '../make-dir.ts';
 import { killPid, killUntilGone } from './process-group.ts';
 
 /**
@@ -61,7 +62,7 @@ export function inCgroup(dir: string, program: string, args: string[]): { file: 
 export async function probeCgroups(base: string): Promise<string | null> {
   const dir = join(base, `probe-${process.pid}`);
   try {
-    await mkdir(dir, { recursive: true });
+    await makeDir(dir);
   } catch (err) {
     return `cannot create ${base}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
   }

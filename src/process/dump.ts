@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
+import { makeDir } from '../make-dir.ts';
 import { expired, type RetentionRule } from '../store/retention.ts';
 import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
 import { environVar, statFields } from './proc-info.ts';
@@ -105,7 +106,7 @@ export async function dumpProcess(pid: number, opts: DumpOptions): Promise<strin
   try {
     // A dump holds the server's memory (tokens, players' data): the folder and each dump are the daemon user's only,
     // like data.json. The dumper writes with its own mode (gcore's follows the umask), so the folder closes the gap.
-    await mkdir(opts.dumpsDir, { recursive: true, mode: 0o700 });
+    await makeDir(opts.dumpsDir, 0o700);
     await chmod(opts.dumpsDir, 0o700);
     const base = join(opts.dumpsDir, dumpName());
     const failed: string[] = [];

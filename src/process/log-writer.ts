@@ -1,6 +1,7 @@
-import { appendFileSync, closeSync, mkdirSync, type Stats, statSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, type Stats, statSync, writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { monotonicMs } from '../clock.ts';
+import { makeDirSync } from '../make-dir.ts';
 import { APPEND, openRegularSync } from '../regular-file.ts';
 import { DEFAULT_ROTATION, type LogRotation, logPath, rotateIfFull, rotateLogs } from './log-file.ts';
 import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-outage.ts';
@@ -47,7 +48,7 @@ export function createRotatingLogWriter(
   let sinceCheck = 0;
 
   const open = (): void => {
-    mkdirSync(dirname(file), { recursive: true });
+    makeDirSync(dirname(file));
     // A named pipe the server put there fails this open (an outage) instead of holding the main thread.
     let st: Stats;
     ({ fd, stats: st } = openRegularSync(file, APPEND));
@@ -106,7 +107,7 @@ export function createRotatingLogWriter(
   };
 
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    makeDirSync(dirname(file));
     rotateIfFull(file, rotationNow());
     open();
   } catch (err) {
@@ -167,7 +168,7 @@ export function marker(text: string): string {
 /** Appends a daemon's line to a log the server holds open (PersistServers); false when it could not. */
 export function appendMarkerLine(logDir: string, line: string): boolean {
   try {
-    mkdirSync(logDir, { recursive: true });
+    makeDirSync(logDir);
     const { fd } = openRegularSync(logPath(logDir), APPEND);
     try {
       appendFileSync(fd, line + '\n');

@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, mkdirSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
+import { makeDirSync } from '../make-dir.ts';
 import { APPEND, openRegularSync } from '../regular-file.ts';
 import { followAppendedLog } from './appended-log.ts';
 import type { LaunchSpec } from './launch-spec.ts';
@@ -130,7 +131,7 @@ async function spawnPersistent(
   const outage = opts.outage ?? createWriteOutage(opts.retryMs, opts.health);
   let fd: number | null = null;
   try {
-    mkdirSync(opts.logDir, { recursive: true });
+    makeDirSync(opts.logDir);
     rotateIfFull(logPath(opts.logDir), rotation);
     // The server can leave a named pipe there: refused at once (an outage), never waited on.
     fd = openRegularSync(logPath(opts.logDir), APPEND).fd;

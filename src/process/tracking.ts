@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { makeDir } from '../make-dir.ts';
 import { cgroupOf, killAndRemove, killCgroupNow, ownCgroup, probeCgroups, removeTree, subgroups } from './cgroup.ts';
 import { enableControllers, type HardLimits, neededControllers, readOomKills, writeLimits } from './cgroup-limits.ts';
 import { environVar, isAlive, procPids } from './proc-info.ts';
@@ -141,7 +141,7 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
       const track = await marker.begin(key);
       const cgroup = join(keyDir(key), track.marker.slice(track.marker.lastIndexOf('/') + 1));
       // Without its cgroup (the tree was removed, no descriptors left) the launch is still tracked by its marker.
-      const made = await mkdir(cgroup, { recursive: true }).then(
+      const made = await makeDir(cgroup).then(
         () => true,
         () => false,
       );

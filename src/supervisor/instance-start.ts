@@ -1,11 +1,11 @@
 /** An instance started (by the daemon or a reload): folder and data.json ready, a previous daemon's server handled. */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { createDataDbImport } from '../import/data-db-import.ts';
 import type { Logger } from '../log.ts';
+import { makeDir } from '../make-dir.ts';
 import { followAdoptedLog } from '../process/adopted-process.ts';
 import { findLeftover, findSpawned, type Leftover, recordedBaseUrl } from '../process/leftovers.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
@@ -20,7 +20,7 @@ export const INSTANCE_SUBDIRS = ['binaries', 'bin', 'data', 'logs', 'dumps'] as 
 
 export async function prepareInstanceDir(dir: string): Promise<void> {
   try {
-    for (const sub of INSTANCE_SUBDIRS) await mkdir(join(dir, sub), { recursive: true });
+    for (const sub of INSTANCE_SUBDIRS) await makeDir(join(dir, sub));
   } catch (err) {
     throw new Error(
       `could not create the instance folder ${dir} (${describeError(err)}); check that its parent is writable`,

@@ -89,4 +89,12 @@ cli('chart :: an unwritable --out exits 1 and says where', async ({ dir }) => {
   assert.match(blocked.stderr, 'cannot write');
 });
 
+// Node's own recursive mkdir spins forever under /proc (src/make-dir.ts); runWatchdog ends a hung CLI at 30 s.
+cli('chart :: an --out under /proc exits 1 instead of spinning', async ({ dir }) => {
+  const out = `/proc/watchdog-no-such-${process.pid}/chart/x.mmd`;
+  const r = await chart(['--out', out], dir);
+  assert.is(r.status, 1, r.stderr);
+  assert.match(r.stderr, `cannot write ${out}`);
+});
+
 cli.run();

@@ -1,6 +1,7 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { makeDir } from '../../make-dir.ts';
 import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { type AdminLogin, basic } from './http.ts';
 
@@ -49,7 +50,7 @@ export async function keepLogin(
   const was = logins[url];
   if (login) logins[url] = login;
   else delete logins[url];
-  await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
+  await makeDir(join(file, '..'), 0o700);
   await writeFileAtomic(file, `${JSON.stringify(logins, null, 2)}\n`, { mode: 0o600 });
   return { file, was };
 }

@@ -1,8 +1,9 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CHART_VIEWS, isChartView } from '../../chart/operator.ts';
 import { CHART_FORMATS, type ChartFormat, renderChart, renderChartSvg } from '../../chart/render.ts';
 import { describeError, UsageError } from '../../errors.ts';
+import { makeDir } from '../../make-dir.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
 import type { CommandOptions } from '../registry.ts';
@@ -41,7 +42,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const out = resolve(values.out);
   try {
-    await mkdir(dirname(out), { recursive: true });
+    await makeDir(dirname(out));
     await writeFile(out, text);
   } catch (err) {
     const why = `${describeError(err)}; check the folder exists and is writable`;

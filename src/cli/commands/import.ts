@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedInstance } from '../../config/resolved.ts';
@@ -6,6 +5,7 @@ import { type FolderLock, FolderLockedError, lockFolders, ownedFolders } from '.
 import { ConfigError, describeError, UsageError } from '../../errors.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
 import { describeSystemdUnit, type InstanceImport, importedData, inspectRow } from '../../import/instance-import.ts';
+import { makeDir } from '../../make-dir.ts';
 import { DATA_FILE, instanceDataKind, writeInstanceData } from '../../store/instance-data.ts';
 import { readWatchdogDb, type WatchdogDb, watchdogDbExists } from '../../store/watchdog-db.ts';
 import { parseCommandArgs } from '../client/args.ts';
@@ -59,7 +59,7 @@ async function importOne(
   if (found.systemdUnit !== null) lines.push(`  ${describeSystemdUnit(found.systemdUnit)}`);
   if (opts.dryRun) return { lines, failed: false };
   try {
-    await mkdir(instance.dir, { recursive: true });
+    await makeDir(instance.dir);
     await writeInstanceData(instance.dir, importedData(found, instance.settings.UpdateType ?? null));
     return { lines, failed: false };
   } catch (err) {

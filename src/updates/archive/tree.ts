@@ -1,8 +1,9 @@
 import { createWriteStream } from 'node:fs';
-import { chmod, mkdir, readdir, unlink } from 'node:fs/promises';
+import { chmod, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { makeDir } from '../../make-dir.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import { DiskSpaceError } from '../install/disk-guard.ts';
 import { refuseEntry } from './entry-guard.ts';
@@ -30,7 +31,7 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
   };
   const makeFolder = async (segments: string[]) => {
     if (made.has(segments.join('/'))) return;
-    await mkdir(join(destDir, ...segments), { recursive: true });
+    await makeDir(join(destDir, ...segments));
     for (let i = 1; i <= segments.length; i++) made.add(segments.slice(0, i).join('/'));
   };
   async function* charged(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {

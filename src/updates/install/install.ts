@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { chmod, lstat, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { defaultRunCommand } from '../../config/load.ts';
 import { UpdateError } from '../../errors.ts';
+import { makeDir } from '../../make-dir.ts';
 import { asDiskFull } from './disk-guard.ts';
 import { flushTree } from './flush.ts';
 
@@ -44,7 +45,7 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
   const staging = join(updateDir(opts.instanceDir), scratchName('staging'));
   try {
     throwIfCancelled(opts.signal);
-    await mkdir(staging, { recursive: true });
+    await makeDir(staging);
     await fill(staging);
     throwIfCancelled(opts.signal);
     if ((await readdir(staging)).length === 0) {
@@ -196,7 +197,7 @@ export async function rollbackBin(instanceDir: string): Promise<void> {
   }
   // Order keeps a build in bin, or in bin.prev with bin missing, at every step (see recoverInterruptedInstall).
   try {
-    await mkdir(updateDir(instanceDir), { recursive: true });
+    await makeDir(updateDir(instanceDir));
     const parked = join(updateDir(instanceDir), scratchName('rollback'));
     await rename(prev, parked);
     await rename(bin, prev);

@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
+import { makeDir } from '../../make-dir.ts';
 import { CREATE_NEW, clearForWrite } from '../../regular-file.ts';
 import { fetchArchiveOffThread } from '../fetch/off-thread.ts';
 import { DEFAULT_CLIENT_PATTERN, findArtifact, planBuild, removeStaleArtifacts, runBuild } from '../git/build.ts';
@@ -99,7 +100,7 @@ export function createGitProvider(
       const kept = name === null ? null : { path: join(updateDir(instance.dir), `client-${name}`), name };
       try {
         if (client !== null && kept !== null) {
-          await mkdir(updateDir(instance.dir), { recursive: true });
+          await makeDir(updateDir(instance.dir));
           await rename(client, kept.path);
         }
         const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal };
@@ -140,7 +141,7 @@ export function createGitProvider(
     const kept = stagedClient;
     if (kept?.head !== head) return;
     stagedClient = null;
-    await mkdir(binariesDir, { recursive: true });
+    await makeDir(binariesDir);
     for (const old of await publishedClients())
       if (old !== kept.name) await rm(join(binariesDir, old), { force: true });
     await rename(kept.path, join(binariesDir, kept.name));
@@ -152,7 +153,7 @@ export function createGitProvider(
       type: 'Git',
       what: 'build',
       newest: async (signal) => {
-        await mkdir(instance.dir, { recursive: true });
+        await makeDir(instance.dir);
         const head = await remoteHead(repo(), signal);
         const stage = async () => ({ id: head, make: () => prepare(head, signal), fields: { revision: head } });
         return { revision: head, stage };
@@ -182,7 +183,7 @@ async function withBuildLog<T>(
   log: { path: string; key: string; head: string },
   work: (sink: WriteStream) => Promise<T>,
 ): Promise<T> {
-  await mkdir(dirname(log.path), { recursive: true });
+  await makeDir(dirname(log.path));
   await clearForWrite(log.path);
   const sink = createWriteStream(log.path, { flags: CREATE_NEW });
   await once(sink, 'open').catch((err: unknown) => {

@@ -221,23 +221,11 @@ export async function runDaemon(
   }
   // Before the instances start: a server's first run is watched too.
   hubWatches = startHubWatches({ config: () => current, bus, log: log.child('hub'), registry });
-  await supervisor.start();
-  // A first start has just made the instance root: hold its inode too, so a bind mount of it meets this lock.
-  await lock.refresh().catch((err: unknown) => log.warn(`folder lock: ${describeError(err)}`));
-  diskWatch = watchDisks({
-    folders: [
-      { holds: 'instances', path: resolve(config.workDir, config.settings.Servers.InstanceRoot) },
-      { holds: 'working folder', path: config.workDir },
-    ],
-    settings: () => current.settings.Disk,
-    bus,
-    log: log.child('disk'),
-  });
-
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((r) => (resolveDone = r));
   let shuttingDown: Promise<void> | null = null;
   const sup = supervisor;
+  const watches = hubWatches;
 
   const shutdown = (reason: string): Promise<void> => {
     shuttingDown ??= (async () => {
@@ -255,7 +243,7 @@ export async function runDaemon(
       stopLogHealthLog();
       users.stop();
       diskWatch?.stop();
-      hubWatches.stop();
+      watches.stop();
       await Promise.allSettled([notifier.stop(), audit.close(), http.close()]);
       metrics.stop();
       await lock.release();
@@ -265,6 +253,23 @@ export async function runDaemon(
     })();
     return shuttingDown;
   };
+
+  // A start that fails (an instance folder that cannot be made) closes what is open, so the process can exit.
+  await supervisor.start().catch(async (err: unknown) => {
+    await shutdown('the instances could not start');
+    throw err;
+  });
+  // A first start has just made the instance root: hold its inode too, so a bind mount of it meets this lock.
+  await lock.refresh().catch((err: unknown) => log.warn(`folder lock: ${describeError(err)}`));
+  diskWatch = watchDisks({
+    folders: [
+      { holds: 'instances', path: resolve(config.workDir, config.settings.Servers.InstanceRoot) },
+      { holds: 'working folder', path: config.workDir },
+    ],
+    settings: () => current.settings.Disk,
+    bus,
+    log: log.child('disk'),
+  });
 
   const reconfigure = async (next: ResolvedConfig): Promise<ReconfigureResult> => {
     if (shuttingDown) return { added: [], removed: [], updated: [], failed: [] };

@@ -107,6 +107,8 @@ export async function run(args: string[]): Promise<number> {
     ...(inspector ? { inspect: inspector.inspect } : {}),
   }).catch(async (err: unknown) => {
     await inspector?.stop();
+    // Nothing is left to stop: a signal may end the process again.
+    for (const s of STOPS) process.off(s, onEarlyStop);
     throw err;
   });
   const reload = startConfigReload({

@@ -151,6 +151,15 @@ test('matrix :: the Admin login is no credential on the instance routes, nor an 
   assert.equal([...sent].sort(), ['admin instance', 'token dashboard']);
 });
 
+/** Each kind of answer was seen often enough for the matrix to say something. */
+const covered = () =>
+  seen.allowed >= 100 &&
+  seen.forbidden >= 200 &&
+  seen.unauthenticated >= 100 &&
+  seen.otherToken >= 10 &&
+  seen.managers >= 10 &&
+  seen.others >= 10;
+
 test('matrix :: every request is let in exactly when can() says so, every refusal names the right', async ({
   daemon,
 }) => {
@@ -174,17 +183,10 @@ test('matrix :: every request is let in exactly when can() says so, every refusa
           await checkAccount(d, route, who, parsed.db, text);
     }),
     // Each run is some 500 requests: few runs, each bounded; a failure reports the seed and the shrunk users file.
-    { seed: 0x41_0001, numRuns: 8, runTimeoutMs: 20_000, budgetMs: 20_000, floor: () => seen.forbidden >= 200 },
+    // The floor is every count asserted below: a budget cut short by a loaded machine runs on until each holds.
+    { seed: 0x41_0001, numRuns: 8, runTimeoutMs: 20_000, budgetMs: 20_000, floor: covered },
   );
-  assert.ok(
-    seen.allowed >= 100 &&
-      seen.forbidden >= 200 &&
-      seen.unauthenticated >= 100 &&
-      seen.otherToken >= 10 &&
-      seen.managers >= 10 &&
-      seen.others >= 10,
-    JSON.stringify(seen),
-  );
+  assert.ok(covered(), JSON.stringify(seen));
 });
 
 /**

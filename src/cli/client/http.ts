@@ -1,4 +1,5 @@
 import { FetchError, ofetch } from 'ofetch';
+import { rootCause } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { ClientError } from './errors.ts';
@@ -129,12 +130,6 @@ function errorCodes(err: unknown, depth = 0): string[] {
   return [...own, ...nested, ...errorCodes(err.cause, depth + 1)];
 }
 
-function innermost(err: unknown): string {
-  let e = err;
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** A short reason from an error body: plain text, or the `error`/`message` of a JSON body. */
 function bodyDetail(data: unknown): string {
   const { error, message } = (data ?? {}) as { error?: unknown; message?: unknown };
@@ -169,7 +164,7 @@ export function explainFailure(
         return `cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`;
       if (name === 'TimeoutError' || name === 'AbortError')
         return `the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`;
-      return `could not reach the watchdog at ${ep.url}: ${innermost(err)}`;
+      return `could not reach the watchdog at ${ep.url}: ${rootCause(err) || (err instanceof Error ? err.message : String(err))}`;
     }
     if (status === 401 && body.error === 'instance has no ApiToken')
       return `401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`;

@@ -15,9 +15,7 @@ export interface Endpoint {
 export const TIMEOUT_MS = 10_000;
 
 /** The Authorization header for the dashboard's routes: Basic of `--user`/`--password`, or a kept login's key. */
-export interface AdminLogin {
-  authorization: string;
-}
+export type AdminLogin = Pick<Endpoint, 'authorization'>;
 
 export const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`;
 /** `<url>/instances/<key>/<what>`. */

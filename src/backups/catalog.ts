@@ -4,9 +4,7 @@ import { readRegularFile } from '../regular-file.ts';
 import { writeFileAtomic } from '../store/atomic-file.ts';
 import { type BackupManifest, isSnapshotId, parseManifest } from './manifest.ts';
 
-export interface BackupEntry extends BackupManifest {
-  archive: string;
-}
+export type BackupEntry = BackupManifest & { archive: string };
 
 /** Each `<id>.json` whose `<id>.tar.gz` exists, newest first; an unreadable one goes to `onBad` and is left alone. */
 export async function listBackups(

@@ -16,14 +16,12 @@ export interface ChartState {
   transient: boolean;
 }
 
-export type EdgeKind = 'event' | 'after' | 'always' | 'done' | 'error';
-
 export interface ChartEdge {
   source: string;
   target: string;
   /** The event type as XState names it (`''` for `always`). */
   event: string;
-  kind: EdgeKind;
+  kind: 'event' | 'after' | 'always' | 'done' | 'error';
   /** The named delay of an `after` edge. */
   delay: string | null;
   guard: string | null;

@@ -4,22 +4,15 @@ import { AnswerTooLargeError, readCapped } from '../kit/capped-body.ts';
 import { loadSettings, parseArgs, SettingsError } from '../kit/settings.ts';
 import { readRegularFile } from '../regular-file.ts';
 
+export const DEFAULT_HUB = 'https://hub.spacestation14.com/';
+
 /**
  * Where a server advertises itself, from its arguments and environment as the engine's `HubManager` reads them:
  * `hub.advertise`, `hub.server_url` ('' when unset: the engine guesses it and logs it), `hub.hub_urls` and
  * `hub.advertise_interval`; `problems` are settings that make advertising fail (a hub URL the engine would mangle).
+ * Null when the server does not advertise; its config.toml, which it writes, must be a regular file.
  */
-export interface HubSettings {
-  serverUrl: string;
-  hubUrls: string[];
-  intervalSeconds: number;
-  problems: string[];
-}
-
-export const DEFAULT_HUB = 'https://hub.spacestation14.com/';
-
-/** Null when the server does not advertise; its config.toml, which it writes, must be a regular file. */
-export async function hubSettingsOf(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<HubSettings | null> {
+export async function hubSettingsOf(argv: readonly string[], env: NodeJS.ProcessEnv) {
   const { configFile } = parseArgs(argv);
   const configText =
     configFile === undefined
@@ -46,6 +39,7 @@ export async function hubSettingsOf(argv: readonly string[], env: NodeJS.Process
     problems.push(`hub.server_url ${serverUrl} is not an ss14:// or ss14s:// address: hubs refuse it`);
   return { serverUrl, hubUrls, intervalSeconds: s.int('hub.advertise_interval', 120), problems };
 }
+export type HubSettings = NonNullable<Awaited<ReturnType<typeof hubSettingsOf>>>;
 
 export type Listing = 'listed' | 'missing';
 
@@ -100,17 +94,6 @@ export function advertiseEventOf(line: string) {
   m = FAILED.exec(line);
   if (m) return { type: 'failed' as const, hub: m[1] ?? '' };
   return null;
-}
-
-/** Times in ms on `now`; `lastError`: the hub unreachable, or the engine's refused advertise. */
-interface HubState {
-  hub: string;
-  listing: Listing | 'unknown';
-  missingSince: number | null;
-  lastError: string | null;
-  readvertised: boolean;
-  told: boolean;
-  checkedAt: number | null;
 }
 
 /**
@@ -200,12 +183,14 @@ export function createHubWatch(opts: {
 
 export type HubWatch = ReturnType<typeof createHubWatch>;
 
-const fresh = (hub: string): HubState => ({
+/** Times in ms on `now`; `lastError`: the hub unreachable, or the engine's refused advertise. */
+const fresh = (hub: string) => ({
   hub,
-  listing: 'unknown',
-  missingSince: null,
-  lastError: null,
+  listing: 'unknown' as Listing | 'unknown',
+  missingSince: null as number | null,
+  lastError: null as string | null,
   readvertised: false,
   told: false,
-  checkedAt: null,
+  checkedAt: null as number | null,
 });
+type HubState = ReturnType<typeof fresh>;

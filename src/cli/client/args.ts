@@ -3,10 +3,13 @@ import { didYouMean } from '../../config/suggest.ts';
 import { UsageError } from '../../errors.ts';
 import type { CommandOptions as Options } from '../registry.ts';
 
-/** `parseArgs` in strict mode, its errors a `UsageError` with the command's usage text (exit 2). */
-export function parseCommandArgs<O extends Options>(args: string[], options: O, usage: string) {
+/** `parseArgs` in strict mode, its errors (and more than `most` arguments) a `UsageError` with the usage (exit 2). */
+export function parseCommandArgs<O extends Options>(args: string[], options: O, usage: string, most?: number) {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: true });
+    const parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+    const extra = most === undefined ? undefined : parsed.positionals[most];
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"\n${usage}`);
+    return parsed;
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {

@@ -1,4 +1,5 @@
 import { FetchError, ofetch } from 'ofetch';
+import { rootCause } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { ClientError } from './errors.ts';
@@ -14,9 +15,7 @@ export interface Endpoint {
 export const TIMEOUT_MS = 10_000;
 
 /** The Authorization header for the dashboard's routes: Basic of `--user`/`--password`, or a kept login's key. */
-export interface AdminLogin {
-  authorization: string;
-}
+export type AdminLogin = Pick<Endpoint, 'authorization'>;
 
 export const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`;
 /** `<url>/instances/<key>/<what>`. */
@@ -129,12 +128,6 @@ function errorCodes(err: unknown, depth = 0): string[] {
   return [...own, ...nested, ...errorCodes(err.cause, depth + 1)];
 }
 
-function innermost(err: unknown): string {
-  let e = err;
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** A short reason from an error body: plain text, or the `error`/`message` of a JSON body. */
 function bodyDetail(data: unknown): string {
   const { error, message } = (data ?? {}) as { error?: unknown; message?: unknown };
@@ -169,7 +162,7 @@ export function explainFailure(
         return `cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`;
       if (name === 'TimeoutError' || name === 'AbortError')
         return `the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`;
-      return `could not reach the watchdog at ${ep.url}: ${innermost(err)}`;
+      return `could not reach the watchdog at ${ep.url}: ${rootCause(err) || (err instanceof Error ? err.message : String(err))}`;
     }
     if (status === 401 && body.error === 'instance has no ApiToken')
       return `401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`;

@@ -26,8 +26,7 @@ export const options = {
 } as const satisfies CommandOptions;
 
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, usage);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+  const { values } = parseCommandArgs(args, options, usage, 0);
   const format = values.format ?? 'mermaid';
   if (!(FORMATS as readonly string[]).includes(format))
     throw new UsageError(`unknown format "${format}"; choose one of ${FORMATS.join(', ')}\n${usage}`);

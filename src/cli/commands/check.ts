@@ -6,7 +6,7 @@ import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
 import { destinationsIn } from '../../config/sections/destinations.ts';
-import { ConfigError, UsageError } from '../../errors.ts';
+import { ConfigError } from '../../errors.ts';
 import { type LimitController, neededControllers, unappliedLines, undelegated } from '../../process/cgroup-limits.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
@@ -110,8 +110,7 @@ export const usage = `usage: watchdog check [--config FILE] [--urls URLS]
 export const options = { config: { type: 'string' }, urls: { type: 'string' } } as const satisfies CommandOptions;
 
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, usage);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+  const { values } = parseCommandArgs(args, options, usage, 0);
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env, urls: values.urls });
   if (!loaded.ok) throw new ConfigError(loaded.problems);

@@ -2,7 +2,7 @@ import { relative } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedInstance } from '../../config/resolved.ts';
 import { type FolderLock, FolderLockedError, lockFolders, ownedFolders } from '../../daemon/folder-lock.ts';
-import { ConfigError, describeError, UsageError } from '../../errors.ts';
+import { ConfigError, describeError } from '../../errors.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
 import { describeSystemdUnit, type InstanceImport, importedData, inspectRow } from '../../import/instance-import.ts';
 import { makeDir } from '../../make-dir.ts';
@@ -69,8 +69,7 @@ async function importOne(
 
 /** `watchdog import`: as the daemon does at start. Exit 1 when data.db cannot be read or a write failed. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, usage);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+  const { values } = parseCommandArgs(args, options, usage, 0);
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env });
   if (!loaded.ok) throw new ConfigError(loaded.problems);

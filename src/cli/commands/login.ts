@@ -83,8 +83,7 @@ async function formLogin(url: string, user: string, password: string, code: stri
 
 /** `watchdog login`: the user name from --user, WATCHDOG_USER or the terminal; then the password, and a code if asked. */
 export const run: Command = async (args) => {
-  const { values, positionals } = parseCommandArgs(args, options, usage);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+  const { values } = parseCommandArgs(args, options, usage, 0);
   const url = await targetOf('login', values).url();
   if (values.forget) {
     const { file, was } = await keepLogin(url, undefined, process.env);

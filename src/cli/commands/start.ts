@@ -58,8 +58,7 @@ export async function run(args: string[]): Promise<number> {
     const { startInstance } = await import('./control.ts');
     return startInstance(args);
   }
-  const { values, positionals } = parseCommandArgs(args, options, usage);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+  const { values } = parseCommandArgs(args, options, usage, 0);
   const cliLevel = values['log-level'];
   if (cliLevel !== undefined && !parseLogLevel(cliLevel))
     throw new UsageError(`--log-level: expected debug, info, warn or error, got "${cliLevel}"`);

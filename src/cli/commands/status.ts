@@ -1,4 +1,3 @@
-import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber, wholeNumber } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
 import { fetchAllStatus, fetchStatus, refusal, UnknownInstanceError } from '../client/http.ts';
@@ -127,8 +126,7 @@ function print(
 
 /** `watchdog status [key]`: a table (or JSON) of instance states from GET /instances/<key>/status. */
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, options, usage);
-  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${usage}`);
+  const { values, positionals } = parseCommandArgs(args, options, usage, 1);
   const key = positionals[0];
   const intervalMs = (positiveNumber('--interval', values.interval, usage) ?? 2) * 1000;
   const count = wholeNumber('--count', values.count, 1, usage);

@@ -149,8 +149,7 @@ export function telegramDelivery(t: TargetOf<'Telegram'>, n: Notice, ctx: Delive
   return postJson(url, { chat_id: t.ChatId, text, disable_web_page_preview: true }, ctx, telegramRetryAfterMs);
 }
 
-const html = (s: string): string =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const html = (s: string): string => mrkdwn(s).replace(/"/g, '&quot;');
 
 /** An `m.room.message` of type `m.text`: the plain body, and the same as HTML with the title in bold. */
 function matrixContent(n: Notice, name: string | undefined) {

@@ -3,11 +3,9 @@ import { basename } from 'node:path';
 import type { UpdatesSettings } from '../../config/schema.ts';
 import { UpdateError } from '../../errors.ts';
 import {
-  type BuildStep,
   CLIENT_SCRIPT,
   detectEngine,
   ENGINE_ENV,
-  type EngineKind,
   hasClientScript,
   packagingSteps,
   pythonSteps,
@@ -23,20 +21,12 @@ import { type RepoContext, runChecked } from './repo.ts';
  * non-hybrid client zip by `ClientArtifact`.
  */
 
-/** Globs relative to source/; no client pattern for a hybrid (ACZ) build, whose server hosts the client. */
-interface BuildPlan {
-  kind: EngineKind | 'command';
-  steps: BuildStep[];
-  env: Record<string, string>;
-  serverPattern: string;
-  clientPattern: string | null;
-}
-
 export const DEFAULT_CLIENT_PATTERN = 'release/*Client*.zip';
 
-export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid: string): Promise<BuildPlan> {
+/** The build's steps; globs relative to source/, no client pattern for a hybrid (ACZ) build, whose server hosts it. */
+export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid: string) {
   const hybrid = updates.HybridACZ;
-  const env = { WATCHDOG_PLATFORM: rid, WATCHDOG_HYBRID_ACZ: String(hybrid) };
+  const env: Record<string, string> = { WATCHDOG_PLATFORM: rid, WATCHDOG_HYBRID_ACZ: String(hybrid) };
   const patterns = {
     serverPattern: updates.Artifact ?? `release/*${rid}*.zip`,
     clientPattern: hybrid ? null : (updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN),
@@ -61,7 +51,7 @@ export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid
     );
   }
   return {
-    kind: 'command',
+    kind: 'command' as const,
     steps: [{ what: 'the build command (Updates.BuildCommand)', program: 'sh', args: ['-c', command] }],
     env,
     ...patterns,
@@ -69,6 +59,8 @@ export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid
 }
 
 /** Deletes what earlier builds left matching the patterns, so only this build's output is found. */
+type BuildPlan = Awaited<ReturnType<typeof planBuild>>;
+
 export async function removeStaleArtifacts(sourceDir: string, plan: BuildPlan): Promise<void> {
   for (const pattern of [plan.serverPattern, plan.clientPattern]) {
     if (pattern === null) continue;

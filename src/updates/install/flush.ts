@@ -18,19 +18,10 @@ export async function flushTree(dir: string, signal: AbortSignal): Promise<void>
 
 /** Every file and folder under `dir` fsynced in turn, links not followed. */
 export async function flushFiles(dir: string, signal: AbortSignal): Promise<void> {
-  for (const path of await treePaths(dir, signal)) {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  for (const e of entries.filter((e) => e.isFile() || e.isDirectory())) {
     if (signal.aborted) return;
-    await syncPath(path);
+    await syncPath(join(e.parentPath, e.name));
   }
-}
-
-async function treePaths(dir: string, signal: AbortSignal, into: string[] = []): Promise<string[]> {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (signal.aborted) return into;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) await treePaths(path, signal, into);
-    else if (entry.isFile()) into.push(path);
-  }
-  into.push(dir);
-  return into;
+  if (!signal.aborted) await syncPath(dir);
 }

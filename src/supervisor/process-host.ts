@@ -184,12 +184,7 @@ function trackedProcess(
   };
 }
 
-async function holdersOf(port: number): Promise<PortHolder[]> {
-  if (await portBindsFree(port)) return [];
-  const seen = new Map<number, PortHolder>();
-  for (const h of await portHolders(port)) if (!seen.has(h.pid)) seen.set(h.pid, h);
-  return [...seen.values()];
-}
+const holdersOf = async (port: number) => ((await portBindsFree(port)) ? [] : portHolders(port));
 
 const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} (${h.name})`;
 

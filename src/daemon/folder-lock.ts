@@ -97,9 +97,10 @@ class LockUnavailable extends Error {
   }
 }
 
-type Bound = { ok: true; server: Server } | { ok: false; code: string | undefined; error: Error };
-
-function bindName(name: string, info: LockHolder): Promise<Bound> {
+function bindName(
+  name: string,
+  info: LockHolder,
+): Promise<{ ok: true; server: Server } | { ok: false; code: string | undefined; error: Error }> {
   return new Promise((resolve) => {
     const server = createServer((sock) => {
       sock.on('error', () => {});

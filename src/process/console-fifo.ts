@@ -16,13 +16,11 @@ export const CONSOLE_FIFO = 'console.fifo';
 
 const pOpen = promisify(openFd);
 
-/** `invalid`: a newline, control characters or too long; `not-reading`: no server holds the console. */
-export type ConsoleFailure = 'invalid' | 'not-reading' | 'failed';
-
 export class ConsoleError extends Error {
   override name = 'ConsoleError';
   constructor(
-    readonly reason: ConsoleFailure,
+    /** `invalid`: a newline, control characters or too long; `not-reading`: no server holds the console. */
+    readonly reason: 'invalid' | 'not-reading' | 'failed',
     message: string,
     options?: ErrorOptions,
   ) {

@@ -88,17 +88,6 @@ export async function followLines(
   return reached;
 }
 
-/**
- * `orphaned`: server.log is no longer this file (removed, or replaced) while it is still being read. `truncate()`
- * empties the followed file in place, even when removed (through /proc/self/fd); `emptied()` says it was just emptied
- * by path, so it is read from its start (a fast writer would refill it past the old offset).
- */
-interface FollowedFile {
-  orphaned: boolean;
-  truncate(): void;
-  emptied(): void;
-}
-
 /** `stop()` reads what is new first and passes on an unterminated last line. */
 export type LogFollower = { poll(): void; stop(): void };
 
@@ -112,7 +101,12 @@ export function followLog(
   opts: {
     intervalMs?: number;
     startOffset?: number;
-    onPoll?: (size: number, file: FollowedFile) => void;
+    /**
+     * `orphaned`: server.log is no longer this file (removed, or replaced) while it is still being read. `truncate()`
+     * empties the followed file in place, even when removed (through /proc/self/fd); `emptied()` says it was just
+     * emptied by path, so it is read from its start (a fast writer would refill it past the old offset).
+     */
+    onPoll?: (size: number, file: { orphaned: boolean; truncate(): void; emptied(): void }) => void;
     /**
      * false: never leave the file first opened for one that replaced it, and say so (`file.orphaned`): a server that
      * writes its log itself (PersistServers) goes on writing the file it was given, even after someone removed it.
@@ -234,8 +228,7 @@ export function followLog(
       poll();
       stopped = true;
       clearInterval(timer);
-      const last = splitter.flush();
-      if (last !== null) onLine(last);
+      rewind();
       if (fd !== null) closeSync(fd);
       fd = null;
     },

@@ -7,20 +7,6 @@ import { DEFAULT_ROTATION, type LogRotation, logPath, rotateIfFull, rotateLogs }
 import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-outage.ts';
 
 /**
- * `retryMs`: while the file cannot be written, how often to try again (lines in between are dropped and counted).
- * `outage`: the file's, when it outlives this writer (one per launch), so an outage over several launches is told
- * once. `checkMs`: how often to check that the file is still the one held open (by default `retryMs`); 0 checks before
- * every line, so a removed file costs no line (audit.log). `noteGaps`: a line after an outage says what was lost.
- */
-interface LogWriterOptions {
-  retryMs?: number;
-  health?: WriteHealth;
-  outage?: WriteOutage;
-  checkMs?: number;
-  noteGaps?: boolean;
-}
-
-/**
  * Appends whole lines to `file` (a `server.log`, the daemon's `audit.log`), rotating when it would exceed `maxBytes`.
  * Never throws: a line that cannot be written is dropped and counted, and the writer tries again once per `retryMs`
  * (recreating the folder), then notes the gap. Synchronous, so lines stay whole and in order, yet it never waits on
@@ -31,7 +17,13 @@ export function createRotatingLogWriter(
   file: string,
   /** Read at each line when a function, so a configuration reload applies at once. */
   rotationOf: LogRotation | (() => LogRotation) = DEFAULT_ROTATION,
-  opts: LogWriterOptions = {},
+  /**
+   * `retryMs`: while the file cannot be written, how often to try again (lines in between are dropped and counted).
+   * `outage`: the file's, when it outlives this writer (one per launch), so an outage over several launches is told
+   * once. `checkMs`: how often to check that the file is still the one held open (by default `retryMs`); 0 checks
+   * before every line, so a removed file costs no line (audit.log). `noteGaps`: a line after an outage says what was lost.
+   */
+  opts: { retryMs?: number; health?: WriteHealth; outage?: WriteOutage; checkMs?: number; noteGaps?: boolean } = {},
 ) {
   const rotationNow = typeof rotationOf === 'function' ? rotationOf : () => rotationOf;
   const outage = opts.outage ?? createWriteOutage(opts.retryMs, opts.health);

@@ -21,7 +21,7 @@ export function createRotatingLogWriter(
    * `retryMs`: while the file cannot be written, how often to try again (lines in between are dropped and counted).
    * `outage`: the file's, when it outlives this writer (one per launch), so an outage over several launches is told
    * once. `checkMs`: how often to check that the file is still the one held open (by default `retryMs`); 0 checks
-   * before every line, so a removed file costs no line (audit.log). `noteGaps`: a line after an outage says what was lost.
+   * before every line, so a removed file costs no line (audit.log). `noteGaps`: a line after an outage tells the loss.
    */
   opts: { retryMs?: number; health?: WriteHealth; outage?: WriteOutage; checkMs?: number; noteGaps?: boolean } = {},
 ) {

@@ -232,7 +232,7 @@ async function findSpawned(spawning: SpawningData | null, log: Logger): Promise<
   return { ...spawning, pid, startTime };
 }
 
-/** The `watchdog.baseUrl` the recorded server checks in to, or null; the last wins, as `Arguments` may override ours. */
+/** The `watchdog.baseUrl` the recorded server checks in to, or null; the last wins (`Arguments` may override ours). */
 function recordedBaseUrl(record: LaunchData): string | null {
   const prefix = 'watchdog.baseUrl=';
   const found = record.args.findLast((arg, i) => record.args[i - 1] === '--cvar' && arg.startsWith(prefix));

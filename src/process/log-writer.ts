@@ -8,10 +8,8 @@ import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-o
 
 /**
  * Appends whole lines to `file` (a `server.log`, the daemon's `audit.log`), rotating when it would exceed `maxBytes`.
- * Never throws: a line that cannot be written is dropped and counted, and the writer tries again once per `retryMs`
- * (recreating the folder), then notes the gap. Synchronous, so lines stay whole and in order, yet it never waits on
- * another process: the file is proven regular when opened (`openRegularSync`) and written through that descriptor;
- * a removed file is found by `stat`; a rotation renames by path, and its copy, if any, is `copyCapped`'s.
+ * Never throws: a line that cannot be written is dropped and counted, tried again once per `retryMs`, the gap noted.
+ * Synchronous, so lines stay whole and in order, yet it never waits: the file is proven regular when opened.
  */
 export function createRotatingLogWriter(
   file: string,

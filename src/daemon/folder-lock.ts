@@ -206,10 +206,7 @@ export function askHolder(name: string, timeoutMs: number): Promise<LockHolder |
     let text = '';
     const unknown: LockHolder = { pid: null, urls: [], command: 'start' };
     const sock = createConnection({ path: name });
-    const timer = setTimeout(() => {
-      sock.destroy();
-      resolve(unknown);
-    }, timeoutMs);
+    const timer = setTimeout(() => finish(unknown), timeoutMs);
     const finish = (result: LockHolder | 'gone') => {
       clearTimeout(timer);
       sock.destroy();

@@ -25,14 +25,10 @@ async function tailOf(path: string, max: number): Promise<{ bytes: Buffer; from:
   }
 }
 
-/** Its lines, less the first when the bytes start mid-file. */
+/** Its lines (LF or CRLF), less the first when the bytes start mid-file. */
 function linesOf(bytes: Buffer, from: number): string[] {
-  if (from === 0) return splitLines(bytes.toString('utf8'));
-  const nl = bytes.indexOf(0x0a);
-  return nl < 0 ? [] : splitLines(bytes.subarray(nl + 1).toString('utf8'));
-}
-
-function splitLines(text: string): string[] {
+  const nl = from === 0 ? -1 : bytes.indexOf(0x0a);
+  const text = from > 0 && nl < 0 ? '' : bytes.subarray(nl + 1).toString('utf8');
   if (text === '') return [];
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();

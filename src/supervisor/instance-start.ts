@@ -1,6 +1,5 @@
 /** An instance started (by the daemon or a reload): folder and data.json ready, a previous daemon's server handled. */
 import { join } from 'node:path';
-import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { createDataDbImport } from '../import/data-db-import.ts';
@@ -10,7 +9,6 @@ import { adoptedProcess, followAdoptedLog } from '../process/adopted-process.ts'
 import { shutdownGracefully, shutdownWindows } from '../process/graceful.ts';
 import { TOKEN_ENV } from '../process/launch-spec.ts';
 import { findProcessByEnv, readProcessStartTime, verifyProcess } from '../process/proc-info.ts';
-import type { ProcessTracking } from '../process/tracking.ts';
 import {
   type InstanceData,
   type LaunchData,
@@ -37,19 +35,11 @@ export async function prepareInstanceDir(dir: string): Promise<void> {
   }
 }
 
-export interface StarterOptions {
-  bus: Bus;
-  log: Logger;
-  /** Where servers check in: an address this daemon listens on. */
-  baseUrl: string;
+export type StarterOptions = Pick<InstanceDeps, 'bus' | 'log' | 'baseUrl' | 'tracking' | 'statusExtras' | 'inspect'> & {
   /** What clients are given: `BaseUrl`, or the local address. */
   publicBaseUrl: string;
   reachesUs?: (url: string) => boolean;
-  /** Without it only process groups are killed. */
-  tracking?: ProcessTracking;
-  statusExtras?: InstanceDeps['statusExtras'];
-  inspect?: InstanceDeps['inspect'];
-}
+};
 
 export function createInstanceStarter(opts: StarterOptions, config: () => ResolvedConfig) {
   const { bus, log } = opts;

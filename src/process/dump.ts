@@ -79,10 +79,9 @@ async function pruneDumps(dumpsDir: string, rule: RetentionRule): Promise<void> 
 const exists = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
 /**
- * Dumps a hung server before it is killed (`DumpOnTimeout`), the first way that works within `timeoutMs`: the .NET
- * runtime over its diagnostics socket (as the real watchdog's `WriteDump`), then `createdump` (the loaded runtime's,
- * beside the program, or on PATH), then gdb's `gcore` (a full core of GBs: only when not .NET or the .NET ways
- * failed); else a log line. Applies `Retention.Dumps`. Resolves the dump's path or null; never rejects.
+ * Dumps a hung server before it is killed (`DumpOnTimeout`), the first way that works within `timeoutMs`: the runtime
+ * over its diagnostics socket (as the real watchdog's `WriteDump`), `createdump`, then gdb's `gcore` (a full core of
+ * GBs, so last). Applies `Retention.Dumps`. Resolves the dump's path or null; never rejects.
  */
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';

@@ -79,11 +79,8 @@ function render(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-function clean(fields: LogFields | undefined): LogFields {
-  const out: LogFields = {};
-  for (const [k, v] of Object.entries(fields ?? {})) out[k] = SECRET.test(k) ? '[redacted]' : v;
-  return out;
-}
+const clean = (fields: LogFields | undefined): LogFields =>
+  Object.fromEntries(Object.entries(fields ?? {}).map(([k, v]) => [k, SECRET.test(k) ? '[redacted]' : v]));
 
 export function createLogger(scope: string): Logger {
   const emit = (level: LogLevel, msg: string, fields?: LogFields) => {

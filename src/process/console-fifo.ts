@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { close, constants, open as openFd } from 'node:fs';
-import { type FileHandle, lstat, open, rm } from 'node:fs/promises';
+import { lstat, open, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { commandProblem } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
@@ -69,19 +69,15 @@ export function closeConsoleStdin(fd: number | null): void {
 export async function sendConsoleCommand(path: string, command: string): Promise<void> {
   const problem = commandProblem(command);
   if (problem !== null) throw new ConsoleError('invalid', `refused: ${problem}`);
-  let handle: FileHandle;
-  try {
-    handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENXIO' || code === 'ENOENT')
+  const handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENXIO' || err.code === 'ENOENT')
       throw new ConsoleError(
         'not-reading',
         'the server has no console open (it is not running, or was started before Console was enabled)',
         { cause: err },
       );
     throw new ConsoleError('failed', `cannot open the console ${path}: ${describeError(err)}`, { cause: err });
-  }
+  });
   try {
     const line = Buffer.from(`${command}\n`, 'utf8');
     const { bytesWritten } = await handle.write(line, 0, line.length, null);

@@ -3,7 +3,7 @@
 import { assign, enqueueActions, type GuardPredicate, type ParameterizedObject, stateIn } from 'xstate';
 import {
   alertOf,
-  blockedBackoffMs,
+  backoffMs,
   classifyExit,
   exitOf,
   firstHang,
@@ -128,7 +128,7 @@ export const lifecycleActions = {
   announceBlock: act(({ context, enqueue }) => {
     const b = context.blocked;
     if (b === null) return;
-    enqueue.emit({ type: 'launch-blocked', ...b, retryMs: blockedBackoffMs(context.timing, b.attempts) });
+    enqueue.emit({ type: 'launch-blocked', ...b, retryMs: backoffMs(context.timing, b.attempts + 1) });
   }),
   recordCheckin: act(({ context, enqueue }) => {
     if (!context.checkedIn) {

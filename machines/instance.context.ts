@@ -91,14 +91,9 @@ export function want(current: ExitIntent | null, next: ExitIntent): ExitIntent {
   return current !== null && RANK[current] > RANK[next] ? current : next;
 }
 
-/** Before relaunch number `crashStreak` (≥ 2): doubling from the initial delay, capped. */
+/** Before relaunch `crashStreak` (≥ 2; a blocked launch: `attempts + 1`): doubling from the initial delay, capped. */
 export function backoffMs(timing: InstanceTiming, crashStreak: number): number {
   return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, crashStreak - 2), timing.backoffMaxMs);
-}
-
-/** Before retrying blocked launch number `attempts` (≥ 1): doubling from the initial delay, capped. */
-export function blockedBackoffMs(timing: InstanceTiming, attempts: number): number {
-  return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, attempts - 1), timing.backoffMaxMs);
 }
 
 export function errorMessage(err: unknown): string {

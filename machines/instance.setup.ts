@@ -3,7 +3,6 @@ import { and, fromCallback, fromPromise, not, or, setup, stateIn } from 'xstate'
 import { buildActions, lifecycleActions } from './instance.actions.ts';
 import {
   backoffMs,
-  blockedBackoffMs,
   givesUp,
   type InstanceContext,
   type InstanceMachineEvent,
@@ -68,7 +67,7 @@ export const instanceSetup = setup({
     degradedAfter: ({ context }) => Math.floor(context.timing.checkinTimeoutMs / 2),
     hangAfter: ({ context }) => context.timing.checkinTimeoutMs - Math.floor(context.timing.checkinTimeoutMs / 2),
     backoff: ({ context }) => backoffMs(context.timing, context.crashStreak),
-    blockedBackoff: ({ context }) => blockedBackoffMs(context.timing, context.blocked?.attempts ?? 1),
+    blockedBackoff: ({ context }) => backoffMs(context.timing, (context.blocked?.attempts ?? 1) + 1),
     stableRun: ({ context }) => context.timing.stableRunMs,
     maintenanceDeadline: ({ context }) => untilDeadline(context.maintenance),
     holdEnds: ({ context }) => untilHoldEnds(context.maintenance),

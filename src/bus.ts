@@ -210,9 +210,7 @@ export type RefusedRoute = (typeof REFUSED_ROUTES)[number];
 
 export type Bus = Emitter<BusEvents>;
 
-export function createBus(): Bus {
-  return mitt<BusEvents>();
-}
+export const createBus = (): Bus => mitt<BusEvents>();
 
 /** Subscribes each handler to its event; the function returned unsubscribes them all. */
 export function subscribe(bus: Bus, handlers: { [K in keyof BusEvents]?: (event: BusEvents[K]) => void }): () => void {

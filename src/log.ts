@@ -13,19 +13,12 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 /** Field names whose values never reach a log line, whoever passes them. */
 const SECRET = /token|secret|password|authorization/i;
 
-interface Sink {
-  level: LogLevel;
-  /** By scope prefix (`watchdog:http`); the longest match wins over `level`. */
-  overrides: Array<[scope: string, level: LogLevel]>;
-  json: boolean;
-  write: (line: string) => void;
-}
-
-const sink: Sink = {
+const sink = {
   level: (process.env.WATCHDOG_LOG_LEVEL as LogLevel | undefined) ?? 'info',
-  overrides: [],
+  /** By scope prefix (`watchdog:http`); the longest match wins over `level`. */
+  overrides: [] as Array<[scope: string, level: LogLevel]>,
   json: process.env.WATCHDOG_LOG_FORMAT === 'json',
-  write: (line) => writeStderr(line + '\n'),
+  write: (line: string) => writeStderr(line + '\n'),
 };
 
 /** A lost stderr (EPIPE, EIO, a full disk) loses the line, not the daemon: an unheard `error` would end it. */
@@ -86,11 +79,8 @@ function render(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-function clean(fields: LogFields | undefined): LogFields {
-  const out: LogFields = {};
-  for (const [k, v] of Object.entries(fields ?? {})) out[k] = SECRET.test(k) ? '[redacted]' : v;
-  return out;
-}
+const clean = (fields: LogFields | undefined): LogFields =>
+  Object.fromEntries(Object.entries(fields ?? {}).map(([k, v]) => [k, SECRET.test(k) ? '[redacted]' : v]));
 
 export function createLogger(scope: string): Logger {
   const emit = (level: LogLevel, msg: string, fields?: LogFields) => {

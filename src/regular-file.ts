@@ -41,27 +41,18 @@ const refusedOpen = (path: string, err: unknown): unknown =>
     ? new NotRegularFileError(path, 'a named pipe or socket', { cause: err })
     : err;
 
-export interface OpenRegularOptions {
-  mode?: number;
-  /** Folders are accepted too. */
-  folders?: boolean;
-}
-
-const accepted = (stats: Stats, opts: OpenRegularOptions): boolean =>
-  stats.isFile() || (opts.folders === true && stats.isDirectory());
-
-/** Opens `path` without ever waiting on it; a NotRegularFileError when it is not a regular file. */
+/** Opens `path` without ever waiting on it; a NotRegularFileError unless a regular file (`folders`: or a folder). */
 export async function openRegular(
   path: string,
   flags: number = constants.O_RDONLY,
-  opts: OpenRegularOptions = {},
+  opts: { folders?: boolean } = {},
 ): Promise<{ file: FileHandle; stats: Stats }> {
-  const file = await open(path, flags | NEVER_WAIT, opts.mode).catch((err: unknown) => {
+  const file = await open(path, flags | NEVER_WAIT).catch((err: unknown) => {
     throw refusedOpen(path, err);
   });
   try {
     const stats = await file.stat();
-    if (accepted(stats, opts)) return { file, stats };
+    if (stats.isFile() || (opts.folders && stats.isDirectory())) return { file, stats };
     throw new NotRegularFileError(path, kindOf(stats));
   } catch (err) {
     await file.close().catch(() => {});
@@ -70,20 +61,16 @@ export async function openRegular(
 }
 
 /** For code that writes synchronously on purpose or runs in a worker. */
-export function openRegularSync(
-  path: string,
-  flags: number = constants.O_RDONLY,
-  opts: OpenRegularOptions = {},
-): { fd: number; stats: Stats } {
+export function openRegularSync(path: string, flags: number = constants.O_RDONLY): { fd: number; stats: Stats } {
   let fd: number;
   try {
-    fd = openSync(path, flags | NEVER_WAIT, opts.mode);
+    fd = openSync(path, flags | NEVER_WAIT);
   } catch (err) {
     throw refusedOpen(path, err);
   }
   try {
     const stats = fstatSync(fd);
-    if (accepted(stats, opts)) return { fd, stats };
+    if (stats.isFile()) return { fd, stats };
     throw new NotRegularFileError(path, kindOf(stats));
   } catch (err) {
     closeSync(fd);

@@ -28,13 +28,8 @@ export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
 
 /** Whether a server told to check in at `url` reaches this daemon (a port we listen on, at the host we bound). */
 export function reachesUs(url: string, bound: readonly BoundAddress[]): boolean {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== 'http:') return false;
+  const u = URL.canParse(url) ? new URL(url) : null;
+  if (u?.protocol !== 'http:') return false;
   const port = Number(u.port || 80);
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   return bound.some((b) => {

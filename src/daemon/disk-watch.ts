@@ -6,10 +6,7 @@ import type { Logger } from '../log.ts';
 import { diskSpaceOf, formatBytes, formatPercent } from '../store/disk-space.ts';
 
 /** A folder the daemon writes to, and what people call it: `instances`, `working folder`. */
-export interface WatchedFolder {
-  holds: string;
-  path: string;
-}
+type WatchedFolder = Pick<DiskReading, 'holds' | 'path'>;
 
 const MB = 1_000_000;
 /** Back above the threshold by this share before it counts as recovered, so a disk at the line does not flap. */

@@ -97,9 +97,10 @@ class LockUnavailable extends Error {
   }
 }
 
-type Bound = { ok: true; server: Server } | { ok: false; code: string | undefined; error: Error };
-
-function bindName(name: string, info: LockHolder): Promise<Bound> {
+function bindName(
+  name: string,
+  info: LockHolder,
+): Promise<{ ok: true; server: Server } | { ok: false; code: string | undefined; error: Error }> {
   return new Promise((resolve) => {
     const server = createServer((sock) => {
       sock.on('error', () => {});
@@ -205,10 +206,7 @@ export function askHolder(name: string, timeoutMs: number): Promise<LockHolder |
     let text = '';
     const unknown: LockHolder = { pid: null, urls: [], command: 'start' };
     const sock = createConnection({ path: name });
-    const timer = setTimeout(() => {
-      sock.destroy();
-      resolve(unknown);
-    }, timeoutMs);
+    const timer = setTimeout(() => finish(unknown), timeoutMs);
     const finish = (result: LockHolder | 'gone') => {
       clearTimeout(timer);
       sock.destroy();

@@ -5,7 +5,7 @@ import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { answerCap } from '../config/sections/answers.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
-import { checkListing, createHubWatch, type HubSettings, type HubWatch, hubSettingsOf } from '../hub/hub-watch.ts';
+import { checkListing, createHubWatch, type HubWatch, hubSettingsOf } from '../hub/hub-watch.ts';
 import type { Logger } from '../log.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import type { HubStatus } from '../supervisor/status.ts';
@@ -46,16 +46,12 @@ export function startHubWatches(opts: {
     const token = {};
     starting.set(instance.key, token);
     const argv = ['--config-file', join(instance.dir, 'config.toml'), ...instance.settings.Arguments];
-    let settings: HubSettings | null;
-    try {
-      settings = await hubSettingsOf(argv, { ...process.env, ...instance.settings.EnvironmentVariables });
-    } catch (err) {
-      settings = null;
-      log.warn('cannot read the hub settings; not watching the hub listing', {
-        key: instance.key,
-        error: describeError(err),
-      });
-    }
+    const env = { ...process.env, ...instance.settings.EnvironmentVariables };
+    const settings = await hubSettingsOf(argv, env).catch((err: unknown) => {
+      const error = describeError(err);
+      log.warn('cannot read the hub settings; not watching the hub listing', { key: instance.key, error });
+      return null;
+    });
     if (starting.get(instance.key) !== token) return;
     starting.delete(instance.key);
     if (settings === null) return;

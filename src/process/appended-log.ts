@@ -54,7 +54,11 @@ export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: 
   };
 }
 
-export interface AppendedLogOptions {
+/**
+ * Follows a server.log the server appends to itself (PersistServers). A file removed while the server writes to it
+ * would grow unseen for ever: its lines are copied into a new server.log and it is emptied at the rotation size.
+ */
+export function followAppendedLog(opts: {
   logDir: string;
   rotation: LogRotation;
   /** The outage the daemon's own lines to this log count against too. */
@@ -65,13 +69,7 @@ export interface AppendedLogOptions {
   intervalMs?: number;
   retryMs?: number;
   health?: WriteHealth;
-}
-
-/**
- * Follows a server.log the server appends to itself (PersistServers). A file removed while the server writes to it
- * would grow unseen for ever: its lines are copied into a new server.log and it is emptied at the rotation size.
- */
-export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
+}): LogFollower {
   const { logDir, rotation, outage } = opts;
   const bound = boundAppendedLog(logDir, rotation, outage);
   let copy: RotatingLogWriter | null = null;

@@ -3,10 +3,7 @@ import { join, relative } from 'node:path';
 import { makeDir } from '../make-dir.ts';
 import { ownCgroup } from './cgroup.ts';
 
-/**
- * The config's `Limits`, converted: the hard limits of a launch in its cgroup v2, with the controllers they need
- * enabled down the daemon's subtree.
- */
+/** The config's `Limits`, converted: the hard limits of a launch in its cgroup v2. */
 export interface HardLimits {
   /** Decimal MB (1 MB = 1,000,000 bytes), as every size the daemon reads or prints. */
   memoryMB?: number;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { close, constants, open as openFd } from 'node:fs';
-import { type FileHandle, lstat, open, rm } from 'node:fs/promises';
+import { lstat, open, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { commandProblem } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
@@ -16,13 +16,11 @@ export const CONSOLE_FIFO = 'console.fifo';
 
 const pOpen = promisify(openFd);
 
-/** `invalid`: a newline, control characters or too long; `not-reading`: no server holds the console. */
-export type ConsoleFailure = 'invalid' | 'not-reading' | 'failed';
-
 export class ConsoleError extends Error {
   override name = 'ConsoleError';
   constructor(
-    readonly reason: ConsoleFailure,
+    /** `invalid`: a newline, control characters or too long; `not-reading`: no server holds the console. */
+    readonly reason: 'invalid' | 'not-reading' | 'failed',
     message: string,
     options?: ErrorOptions,
   ) {
@@ -71,19 +69,15 @@ export function closeConsoleStdin(fd: number | null): void {
 export async function sendConsoleCommand(path: string, command: string): Promise<void> {
   const problem = commandProblem(command);
   if (problem !== null) throw new ConsoleError('invalid', `refused: ${problem}`);
-  let handle: FileHandle;
-  try {
-    handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENXIO' || code === 'ENOENT')
+  const handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENXIO' || err.code === 'ENOENT')
       throw new ConsoleError(
         'not-reading',
         'the server has no console open (it is not running, or was started before Console was enabled)',
         { cause: err },
       );
     throw new ConsoleError('failed', `cannot open the console ${path}: ${describeError(err)}`, { cause: err });
-  }
+  });
   try {
     const line = Buffer.from(`${command}\n`, 'utf8');
     const { bytesWritten } = await handle.write(line, 0, line.length, null);

@@ -1,12 +1,7 @@
 /**
- * A client for the .NET runtime's diagnostics IPC, enough to ask a running .NET process for a dump of itself, as
- * `DiagnosticsClient.WriteDump` (Microsoft.Diagnostics.NETCore.Client) does for the real SS14.Watchdog.
- *
- * The wire format is the one in dotnet/diagnostics' "Diagnostic IPC Protocol" document (ipc-protocol.md): a 20-byte
- * header (`DOTNET_IPC_V1\0`, uint16 total size, uint8 command set, uint8 command id, uint16 reserved, little-endian)
- * and a payload; one command per connection, one reply, then the runtime closes it. Dump commands are in command set
- * 0x01. The reply is the Server set (0xFF) with OK (0x00, payload int32 HRESULT) or Error (0xFF, payload uint32
- * HRESULT, and since GenerateCoreDump3 a UTF-16 message).
+ * A client for the .NET runtime's diagnostics IPC (dotnet/diagnostics' ipc-protocol.md), enough to ask a .NET process
+ * for a dump of itself as `DiagnosticsClient.WriteDump` does for the real SS14.Watchdog: one command per connection,
+ * one reply (the Server set: OK or Error with an HRESULT, and since GenerateCoreDump3 a message).
  */
 import { createConnection } from 'node:net';
 import { monotonicMs } from '../clock.ts';

@@ -1,13 +1,13 @@
-import { spawn } from 'node:child_process';
 import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { monotonicMs } from '../clock.ts';
+import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { makeDir } from '../make-dir.ts';
 import { expired, type RetentionRule } from '../store/retention.ts';
 import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
 import { environVar, statFields } from './proc-info.ts';
-import { killGroup } from './process-group.ts';
+import { runChild } from './run-child.ts';
 import { execError } from './start-child.ts';
 
 export interface DumpOptions {
@@ -41,40 +41,26 @@ const onPath = (name: string, searchPath: string) =>
 const dumpName = () => `dump_${new Date().toISOString().slice(0, 19).replace('T', '_').replace(/:/g, '-')}`;
 
 /**
- * Runs the dumper in its own process group; resolves its exit code, or null when it could not start or was killed
- * at the deadline. The deadline kills the whole group: gdb's `gcore` is a shell script that forks gdb rather than
- * exec'ing it, and a gdb left running kept the stderr pipe open, so the hang kill waited for the dump anyway.
+ * Runs a dumper; its exit code, or null when it could not start or was stopped at the deadline with its whole group
+ * (gcore is a shell script that forks gdb, and a gdb left running would hold up the hang kill).
  */
-function runBounded(program: string, args: string[], timeoutMs: number, log: Logger): Promise<number | null> {
-  return new Promise((resolve) => {
-    const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    let stderr = '';
-    let killed = false;
-    child.stderr?.on('data', (d: Buffer) => {
-      if (stderr.length < 4000) stderr += d.toString('utf8');
+async function runBounded(program: string, args: string[], timeoutMs: number, log: Logger): Promise<number | null> {
+  const never = new AbortController().signal;
+  try {
+    const r = await runChild(program, args, {
+      cwd: process.cwd(),
+      env: process.env,
+      signal: never,
+      timeoutMs,
+      what: 'the dumper',
     });
-    const timer = setTimeout(() => {
-      log.warn('dumper took too long; killed it', { program, timeoutMs });
-      killed = true;
-      killGroup(child.pid, 'SIGKILL');
-    }, timeoutMs);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      log.warn('could not run the dumper', { program, error: err.message });
-      resolve(null);
-    });
-    // A killed dumper is done at its exit, whoever else still holds its pipe; a finished one once its stderr is read.
-    child.once('exit', () => {
-      if (!killed) return;
-      child.stderr?.destroy();
-      resolve(null);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code !== 0 && stderr && !killed) log.warn('dumper failed', { program, code, signal, stderr: stderr.trim() });
-      resolve(signal || killed ? null : code);
-    });
-  });
+    if (r.code !== 0 && r.tail) log.warn('dumper failed', { program, code: r.code, signal: r.signal, output: r.tail });
+    return r.signal ? null : r.code;
+  } catch (err) {
+    if (err instanceof Error && 'timedOut' in err) log.warn('dumper took too long; killed it', { program, timeoutMs });
+    else log.warn('could not run the dumper', { program, error: describeError(err) });
+    return null;
+  }
 }
 
 /** Applies the retention rule to the dump_* entries (files, or gcore's `<name>.<pid>`), by modification time. */
@@ -93,10 +79,9 @@ async function pruneDumps(dumpsDir: string, rule: RetentionRule): Promise<void> 
 const exists = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
 /**
- * Dumps a hung server before it is killed (`DumpOnTimeout`), the first way that works within `timeoutMs`: the .NET
- * runtime over its diagnostics socket (as the real watchdog's `WriteDump`), then `createdump` (the loaded runtime's,
- * beside the program, or on PATH), then gdb's `gcore` (a full core of GBs: only when not .NET or the .NET ways
- * failed); else a log line. Applies `Retention.Dumps`. Resolves the dump's path or null; never rejects.
+ * Dumps a hung server before it is killed (`DumpOnTimeout`), the first way that works within `timeoutMs`: the runtime
+ * over its diagnostics socket (as the real watchdog's `WriteDump`), `createdump`, then gdb's `gcore` (a full core of
+ * GBs, so last). Applies `Retention.Dumps`. Resolves the dump's path or null; never rejects.
  */
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';

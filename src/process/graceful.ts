@@ -1,3 +1,4 @@
+import type { ResolvedConfig } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
 import { requestShutdown, requestUpdate, type ServerCap } from './server-api.ts';
 import type { ServerProcess } from './spawn.ts';
@@ -8,14 +9,18 @@ export interface GracefulOptions {
   secret: string;
   /** Shown to players ("Server shutting down: <reason>"). */
   reason: string;
-  /** Timing.ShutdownRequestSeconds. */
+  /** The rest from `shutdownWindows`. */
   requestMs: number;
-  /** Answers.ServerMaxKilobytes. */
   maxAnswerBytes: number;
-  /** Timing.ShutdownExitSeconds. */
   exitMs: number;
   log: Logger;
 }
+
+export const shutdownWindows = ({ timing, settings }: ResolvedConfig) => ({
+  requestMs: timing.ShutdownRequestSeconds * 1000,
+  exitMs: timing.ShutdownExitSeconds * 1000,
+  maxAnswerBytes: settings.Answers.ServerMaxKilobytes * 1000,
+});
 
 const capOf = (opts: GracefulOptions): ServerCap => ({ timeoutMs: opts.requestMs, maxBytes: opts.maxAnswerBytes });
 

@@ -142,10 +142,9 @@ function writeAll(fd: number, buf: Buffer, n: number): void {
 }
 
 /**
- * Copies `src` to `dst` keeping at most `maxBytes` (a rotated file's size is promised to operators, even for a file
- * that grew while no watchdog followed it): the oldest lines go, and a note in their place says how much. Returns
- * the bytes cut. Synchronous, as the rotations that call it (line order and the follower's offset rely on it), yet it
- * never waits: both files are proven regular when opened, and only the checked descriptors are read and written.
+ * Copies `src` to `dst` keeping at most `maxBytes` (a rotated file's promised size): the oldest lines go, a note in
+ * their place says how much; returns the bytes cut. Synchronous, as its rotations need, yet it never waits: both
+ * files are proven regular when opened.
  */
 export function copyCapped(src: string, dst: string, maxBytes: number): number {
   const { fd: from, stats } = openRegularSync(src);

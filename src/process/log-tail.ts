@@ -25,14 +25,10 @@ async function tailOf(path: string, max: number): Promise<{ bytes: Buffer; from:
   }
 }
 
-/** Its lines, less the first when the bytes start mid-file. */
+/** Its lines (LF or CRLF), less the first when the bytes start mid-file. */
 function linesOf(bytes: Buffer, from: number): string[] {
-  if (from === 0) return splitLines(bytes.toString('utf8'));
-  const nl = bytes.indexOf(0x0a);
-  return nl < 0 ? [] : splitLines(bytes.subarray(nl + 1).toString('utf8'));
-}
-
-function splitLines(text: string): string[] {
+  const nl = from === 0 ? -1 : bytes.indexOf(0x0a);
+  const text = from > 0 && nl < 0 ? '' : bytes.subarray(nl + 1).toString('utf8');
   if (text === '') return [];
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
@@ -88,17 +84,6 @@ export async function followLines(
   return reached;
 }
 
-/**
- * `orphaned`: server.log is no longer this file (removed, or replaced) while it is still being read. `truncate()`
- * empties the followed file in place, even when removed (through /proc/self/fd); `emptied()` says it was just emptied
- * by path, so it is read from its start (a fast writer would refill it past the old offset).
- */
-interface FollowedFile {
-  orphaned: boolean;
-  truncate(): void;
-  emptied(): void;
-}
-
 /** `stop()` reads what is new first and passes on an unterminated last line. */
 export type LogFollower = { poll(): void; stop(): void };
 
@@ -112,7 +97,12 @@ export function followLog(
   opts: {
     intervalMs?: number;
     startOffset?: number;
-    onPoll?: (size: number, file: FollowedFile) => void;
+    /**
+     * `orphaned`: server.log is no longer this file (removed, or replaced) while it is still being read. `truncate()`
+     * empties the followed file in place, even when removed (through /proc/self/fd); `emptied()` says it was just
+     * emptied by path, so it is read from its start (a fast writer would refill it past the old offset).
+     */
+    onPoll?: (size: number, file: { orphaned: boolean; truncate(): void; emptied(): void }) => void;
     /**
      * false: never leave the file first opened for one that replaced it, and say so (`file.orphaned`): a server that
      * writes its log itself (PersistServers) goes on writing the file it was given, even after someone removed it.
@@ -234,8 +224,7 @@ export function followLog(
       poll();
       stopped = true;
       clearInterval(timer);
-      const last = splitter.flush();
-      if (last !== null) onLine(last);
+      rewind();
       if (fd !== null) closeSync(fd);
       fd = null;
     },

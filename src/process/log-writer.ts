@@ -7,31 +7,21 @@ import { DEFAULT_ROTATION, type LogRotation, logPath, rotateIfFull, rotateLogs }
 import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-outage.ts';
 
 /**
- * `retryMs`: while the file cannot be written, how often to try again (lines in between are dropped and counted).
- * `outage`: the file's, when it outlives this writer (one per launch), so an outage over several launches is told
- * once. `checkMs`: how often to check that the file is still the one held open (by default `retryMs`); 0 checks before
- * every line, so a removed file costs no line (audit.log). `noteGaps`: a line after an outage says what was lost.
- */
-interface LogWriterOptions {
-  retryMs?: number;
-  health?: WriteHealth;
-  outage?: WriteOutage;
-  checkMs?: number;
-  noteGaps?: boolean;
-}
-
-/**
  * Appends whole lines to `file` (a `server.log`, the daemon's `audit.log`), rotating when it would exceed `maxBytes`.
- * Never throws: a line that cannot be written is dropped and counted, and the writer tries again once per `retryMs`
- * (recreating the folder), then notes the gap. Synchronous, so lines stay whole and in order, yet it never waits on
- * another process: the file is proven regular when opened (`openRegularSync`) and written through that descriptor;
- * a removed file is found by `stat`; a rotation renames by path, and its copy, if any, is `copyCapped`'s.
+ * Never throws: a line that cannot be written is dropped and counted, tried again once per `retryMs`, the gap noted.
+ * Synchronous, so lines stay whole and in order, yet it never waits: the file is proven regular when opened.
  */
 export function createRotatingLogWriter(
   file: string,
   /** Read at each line when a function, so a configuration reload applies at once. */
   rotationOf: LogRotation | (() => LogRotation) = DEFAULT_ROTATION,
-  opts: LogWriterOptions = {},
+  /**
+   * `retryMs`: while the file cannot be written, how often to try again (lines in between are dropped and counted).
+   * `outage`: the file's, when it outlives this writer (one per launch), so an outage over several launches is told
+   * once. `checkMs`: how often to check that the file is still the one held open (by default `retryMs`); 0 checks
+   * before every line, so a removed file costs no line (audit.log). `noteGaps`: a line after an outage tells the loss.
+   */
+  opts: { retryMs?: number; health?: WriteHealth; outage?: WriteOutage; checkMs?: number; noteGaps?: boolean } = {},
 ) {
   const rotationNow = typeof rotationOf === 'function' ? rotationOf : () => rotationOf;
   const outage = opts.outage ?? createWriteOutage(opts.retryMs, opts.health);

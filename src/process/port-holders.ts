@@ -45,8 +45,9 @@ async function wantedInodes(port: number): Promise<Map<string, 'tcp' | 'udp'>> {
 }
 
 /**
- * The processes holding `port` as a TCP listener or a bound UDP socket: /proc/net's socket inodes matched against
- * `/proc/<pid>/fd` links (only processes whose descriptors this user may read). Empty without /proc.
+ * The processes holding `port` as a TCP listener or a bound UDP socket, each once (with the first socket found):
+ * /proc/net's socket inodes matched against `/proc/<pid>/fd` links (only processes whose descriptors this user may
+ * read). Empty without /proc.
  */
 export async function portHolders(port: number): Promise<PortHolder[]> {
   const wanted = await wantedInodes(port);
@@ -54,15 +55,15 @@ export async function portHolders(port: number): Promise<PortHolder[]> {
   const holders: PortHolder[] = [];
   for (const pid of procPids()) {
     const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-    const protos = new Set<'tcp' | 'udp'>();
+    let proto: 'tcp' | 'udp' | undefined;
     for (const fd of fds) {
       const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
-      const proto = link.startsWith('socket:[') ? wanted.get(link.slice(8, -1)) : undefined;
-      if (proto) protos.add(proto);
+      proto = link.startsWith('socket:[') ? wanted.get(link.slice(8, -1)) : undefined;
+      if (proto) break;
     }
-    if (protos.size === 0) continue;
+    if (!proto) continue;
     const name = (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '?')).trim();
-    for (const proto of protos) holders.push({ pid, name, proto });
+    holders.push({ pid, name, proto });
   }
   return holders;
 }

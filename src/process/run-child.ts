@@ -75,10 +75,12 @@ export function runChild(program: string, args: string[], opts: RunOptions): Pro
       killGroup(child.pid, 'SIGTERM');
       escalate = setTimeout(() => killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS);
     };
-    const timer = setTimeout(
-      () => stop(fail(`${opts.what} took longer than ${opts.timeoutMs / 1000} s and was stopped`)),
-      opts.timeoutMs,
-    );
+    // Marked so a caller can tell the time limit from a failed start or a cancel (which carry a cause).
+    const timedOut = () =>
+      Object.assign(fail(`${opts.what} took longer than ${opts.timeoutMs / 1000} s and was stopped`), {
+        timedOut: true,
+      });
+    const timer = setTimeout(() => stop(timedOut()), opts.timeoutMs);
     const onAbort = () => stop(fail(`${opts.what} was cancelled`, { cause: opts.signal.reason }));
     opts.signal.addEventListener('abort', onAbort, { once: true });
 

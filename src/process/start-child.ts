@@ -99,10 +99,8 @@ export function exitMarker(pid: number, status: ExitStatus): string {
 }
 
 /**
- * Starts the server for either log mode: its stdout and stderr go to `out`, its stdin is the console (when on), and
- * `note` gets the daemon's lines for server.log (a console that could not be made, the launch error it rejects with).
- * Inside `opts.cgroup` it runs through a shell that joins the cgroup and then execs the server (so the pid and command
- * line are the server's); a failure is still what a direct spawn would report.
+ * Starts the server with its output to `out` and the console (when on) as its stdin; `note` gets the daemon's lines
+ * for server.log. In `opts.cgroup` a shell joins it and execs the server; a failure is what a direct spawn reports.
  */
 export async function launchChild(
   spec: LaunchSpec,

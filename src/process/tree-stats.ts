@@ -45,10 +45,8 @@ function parseStat(pid: number, text: string) {
 type ProcEntry = NonNullable<ReturnType<typeof parseStat>>;
 
 /**
- * The memory and CPU time of a server and everything it started: the processes of its process group (the server
- * leads one), `alsoPids` (its launch's cgroup, which holds a helper that double-forked away from both) and every
- * descendant of any of those, found in one pass over /proc (no process spawned). Null when the server itself has
- * gone or is a zombie.
+ * The memory and CPU time of a server and all it started: its process group, `alsoPids` (its cgroup's, which holds a
+ * helper that double-forked away) and their descendants, in one pass over /proc; null if it is gone or a zombie.
  */
 export function readTreeStats(
   rootPid: number,

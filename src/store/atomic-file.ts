@@ -14,10 +14,9 @@ export async function syncPath(path: string): Promise<void> {
 }
 
 /**
- * Replaces `file` with `text` atomically: a temporary file in the same folder (created with `mode`, never opened
- * through what is there), fsync, rename over the old one, fsync the folder. A reader sees the old file or the new
- * one; the temporary file is removed on failure. `durable: false` leaves out both fsyncs (still atomic, but not
- * through a power loss). Throws the file system's error; the caller says what the file was for.
+ * Replaces `file` with `text` atomically: a new temporary file beside it (with `mode`, never opened through what is
+ * there), fsync, rename, fsync the folder. `durable: false` leaves out both fsyncs (atomic, but not through a power
+ * loss). Throws the file system's error; the caller says what the file was for.
  */
 export async function writeFileAtomic(
   file: string,

@@ -85,15 +85,13 @@ export function defaultInstanceData(updateType: string | null): InstanceData {
  */
 export async function readInstanceData(dir: string, updateType: string | null, log: Logger): Promise<InstanceData> {
   const file = join(dir, DATA_FILE);
-  let text: string;
-  try {
-    // The server can write its folder: a named pipe there is refused, never waited on.
-    text = await readRegularFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+  // The server can write its folder: a named pipe there is refused, never waited on.
+  const text = await readRegularFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT')
       log.warn('could not read data.json; starting without a known revision', { file, error: describeError(err) });
-    return defaultInstanceData(updateType);
-  }
+    return null;
+  });
+  if (text === null) return defaultInstanceData(updateType);
 
   let parsed: unknown;
   let why: string | undefined;

@@ -54,13 +54,11 @@ export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
   }
   // Loaded here, not at the top: only a daemon that finds a data.db pays for the WebAssembly module.
   const { default: initSqlJs } = await import('sql.js');
-  let db: Database;
-  try {
-    const SQL = await initSqlJs();
-    db = new SQL.Database(bytes);
-  } catch (err) {
-    throw new WatchdogDbError(`could not open ${file} as SQLite (${describeError(err)})`, { cause: err });
-  }
+  const db = await initSqlJs()
+    .then((SQL) => new SQL.Database(bytes))
+    .catch((err: unknown) => {
+      throw new WatchdogDbError(`could not open ${file} as SQLite (${describeError(err)})`, { cause: err });
+    });
   try {
     return { file, rows: readRows(db, file), unfinished };
   } finally {

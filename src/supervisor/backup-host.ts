@@ -8,6 +8,15 @@ import type { InstanceDeps } from './instance-deps.ts';
 import type { BackupListing, BackupStatus, RestoreStatus } from './status.ts';
 import type { AfterInstall } from './update-actors.ts';
 
+/** An outcome's fields the bus event and the status share. */
+const outcomeOf = (o: BackupOutcome) => ({
+  ok: o.ok,
+  kind: o.kind,
+  id: o.ok ? o.id : null,
+  archiveBytes: o.ok ? o.archiveBytes : null,
+  error: o.ok ? null : o.error,
+});
+
 const listing = (m: BackupManifest): BackupListing => {
   const { id, kind, takenAt, revision, revisionAfter, bytes, archiveBytes } = m;
   return { id, kind, takenAt, revision, revisionAfter, bytes, archiveBytes, files: m.files.length };
@@ -42,17 +51,8 @@ export function createBackupHost(
     reports: {
       taken: (o: BackupOutcome) => {
         if (o.ok) lastSuccessAt = o.at;
-        deps.bus.emit('instance:backup', {
-          key,
-          ok: o.ok,
-          kind: o.kind,
-          id: o.ok ? o.id : null,
-          bytes: o.ok ? o.bytes : null,
-          archiveBytes: o.ok ? o.archiveBytes : null,
-          error: o.ok ? null : o.error,
-          removed: o.ok ? o.removed : [],
-          at: o.at,
-        });
+        const removed = o.ok ? o.removed : [];
+        deps.bus.emit('instance:backup', { key, ...outcomeOf(o), bytes: o.ok ? o.bytes : null, removed, at: o.at });
         if (o.ok)
           deps.log.info('backup taken', {
             id: o.id,
@@ -184,15 +184,8 @@ export function createBackupHost(
     status(): BackupStatus | null {
       const o = backups.last;
       if (o === null) return null;
-      return {
-        at: new Date(o.at).toISOString(),
-        ok: o.ok,
-        kind: o.kind,
-        id: o.ok ? o.id : null,
-        archiveBytes: o.ok ? o.archiveBytes : null,
-        error: o.ok ? null : o.error,
-        lastSuccessAt: lastSuccessAt === null ? null : new Date(lastSuccessAt).toISOString(),
-      };
+      const lastSuccess = lastSuccessAt === null ? null : new Date(lastSuccessAt).toISOString();
+      return { at: new Date(o.at).toISOString(), ...outcomeOf(o), lastSuccessAt: lastSuccess };
     },
     start(): void {
       const cutOff = 'a restore was cut off by the daemon stopping; put back the data it had moved aside';

@@ -14,15 +14,13 @@ import type {
 import type { BusEvents } from '../bus.ts';
 import { monotonicMs, pollFirstClock, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
-import { answerCap } from '../config/sections/answers.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
-import { readPlayers } from '../process/server-api.ts';
 import type { StopData } from '../store/instance-data.ts';
 import { removeDisplacedBuilds } from '../updates/install/install.ts';
 import type { BackupHost } from './backup-host.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import type { InstanceResources } from './instance-resources.ts';
+import { type InstanceResources, readPlayersWithin } from './instance-resources.ts';
 import { announce, type InstanceSnapshot, type PlanKeeper } from './maintenance/plan.ts';
 import type { MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
@@ -112,12 +110,9 @@ export function createChart(parts: {
           revision: await (input.withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback()),
         })),
         restore: fromPromise<RestoreOutput, RestoreInput>(({ input }) => backupHost.restore(input.id)),
-        // Never longer than the interval between polls.
-        readPlayers: fromPromise<number | null, PlayersInput>(() => {
-          const cap = answerCap(deps.config.settings.Answers, 'Server');
-          const pollMs = deps.config.timing.MaintenancePollSeconds * 1000;
-          return readPlayers(deps.instance.settings.ApiPort, { ...cap, timeoutMs: Math.min(cap.timeoutMs, pollMs) });
-        }),
+        readPlayers: fromPromise<number | null, PlayersInput>(() =>
+          readPlayersWithin(deps, deps.config.timing.MaintenancePollSeconds * 1000),
+        ),
         maintenanceSchedule: parts.schedule.actor,
       },
     });

@@ -16,6 +16,7 @@ export interface InstanceDeps {
   instance: ResolvedInstance;
   bus: Bus;
   log: Logger;
+  /** Where servers check in: an address this daemon listens on. */
   baseUrl: string;
   provider: UpdateProvider | null;
   /** The revision installed at start; from then on the machine's context holds it. */
@@ -33,6 +34,7 @@ export interface InstanceDeps {
   recordStop?: (stop: StopData | null) => Promise<void>;
   /** The launch record of a verified server left by the previous daemon (for ADOPT). */
   adoptable: () => LaunchData | null;
+  /** Without it only process groups are killed. */
   tracking?: ProcessTracking;
   statusExtras?: (key: string) => StatusExtras;
   /** `watchdog start --inspect`. */

@@ -50,6 +50,12 @@ export function memoryOverLimit(rssBytes: number, limitMB: number | undefined): 
   return `memory ${formatBytes(rssBytes)} over MemoryLimitMB ${limitMB}`;
 }
 
+/** The player count, not awaited past `intervalMs`: a server too busy to answer is unknown, not a backlog of reads. */
+export function readPlayersWithin(deps: InstanceDeps, intervalMs: number): Promise<number | null> {
+  const cap = answerCap(deps.config.settings.Answers, 'Server');
+  return readPlayers(deps.instance.settings.ApiPort, { ...cap, timeoutMs: Math.min(cap.timeoutMs, intervalMs) });
+}
+
 /** The server's tree and players, read every `Timing.ResourceSampleSeconds` while it runs; `MemoryLimitMB` once. */
 export function createInstanceResources(
   deps: InstanceDeps,
@@ -91,13 +97,8 @@ export function createInstanceResources(
       return;
     }
     busy = true;
-    const cap = answerCap(deps.config.settings.Answers, 'Server');
     try {
-      const [tree, count] = await Promise.all([
-        readTree(now.pid),
-        // Not longer than the interval: a server too busy to answer is "unknown" this time, not a backlog of reads.
-        readPlayers(deps.instance.settings.ApiPort, { ...cap, timeoutMs: Math.min(cap.timeoutMs, sampleMs()) }),
-      ]);
+      const [tree, count] = await Promise.all([readTree(now.pid), readPlayersWithin(deps, sampleMs())]);
       // The server may have changed while /proc was read: keep only what belongs to the one running now.
       if (server()?.pid !== now.pid) return;
       last =

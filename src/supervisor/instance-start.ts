@@ -1,15 +1,21 @@
 /** An instance started (by the daemon or a reload): folder and data.json ready, a previous daemon's server handled. */
 import { join } from 'node:path';
-import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { createDataDbImport } from '../import/data-db-import.ts';
 import type { Logger } from '../log.ts';
 import { makeDir } from '../make-dir.ts';
-import { followAdoptedLog } from '../process/adopted-process.ts';
-import { findLeftover, findSpawned, type Leftover, recordedBaseUrl } from '../process/leftovers.ts';
-import type { ProcessTracking } from '../process/tracking.ts';
-import { type InstanceData, readInstanceData, writeInstanceData } from '../store/instance-data.ts';
+import { adoptedProcess, followAdoptedLog } from '../process/adopted-process.ts';
+import { shutdownGracefully, shutdownWindows } from '../process/graceful.ts';
+import { TOKEN_ENV } from '../process/launch-spec.ts';
+import { findProcessByEnv, readProcessStartTime, verifyProcess } from '../process/proc-info.ts';
+import {
+  type InstanceData,
+  type LaunchData,
+  readInstanceData,
+  type SpawningData,
+  writeInstanceData,
+} from '../store/instance-data.ts';
 import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
 import { createInstance } from './instance.ts';
@@ -29,19 +35,11 @@ export async function prepareInstanceDir(dir: string): Promise<void> {
   }
 }
 
-export interface StarterOptions {
-  bus: Bus;
-  log: Logger;
-  /** Where servers check in: an address this daemon listens on. */
-  baseUrl: string;
+export type StarterOptions = Pick<InstanceDeps, 'bus' | 'log' | 'baseUrl' | 'tracking' | 'statusExtras' | 'inspect'> & {
   /** What clients are given: `BaseUrl`, or the local address. */
   publicBaseUrl: string;
   reachesUs?: (url: string) => boolean;
-  /** Without it only process groups are killed. */
-  tracking?: ProcessTracking;
-  statusExtras?: InstanceDeps['statusExtras'];
-  inspect?: InstanceDeps['inspect'];
-}
+};
 
 export function createInstanceStarter(opts: StarterOptions, config: () => ResolvedConfig) {
   const { bus, log } = opts;
@@ -102,7 +100,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
         await store.write({ revision: previousRevision, previousRevision: revision });
         return previousRevision;
       },
-      adoptable: () => (leftover ? leftover.record : null),
+      adoptable: () => leftover,
       tracking: opts.tracking,
       statusExtras: opts.statusExtras,
       inspect: opts.inspect,
@@ -115,13 +113,13 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
   }
 
   /** Echoes an adopted server's log like a launched one's, and keeps the file bounded. */
-  function follow(instance: ResolvedInstance, leftover: Leftover): void {
+  function follow(instance: ResolvedInstance, leftover: LaunchData): void {
     const { key } = instance;
     const serverLog = log.child(key).child('server');
     followers.get(key)?.();
     const follower = followAdoptedLog({
-      pid: leftover.record.pid,
-      startTime: leftover.record.startTime,
+      pid: leftover.pid,
+      startTime: leftover.startTime,
       ...serverLogOptions(config(), instance, bus),
       onLine: (line) => echoServerLine(bus, serverLog, key, 'stdout', line),
     });
@@ -142,28 +140,39 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
   async function launch({ inst, instance, leftover }: Awaited<ReturnType<typeof prepare>>): Promise<void> {
     const ilog = log.child(inst.key);
     if (leftover && config().persistServers) {
-      const recorded = recordedBaseUrl(leftover.record);
+      const recorded = recordedBaseUrl(leftover);
       if (recorded === null || recorded === opts.baseUrl || opts.reachesUs?.(recorded)) {
         follow(instance, leftover);
-        inst.start(leftover.record.pid);
+        inst.start(leftover.pid);
         return;
       }
       // Its check-ins go to an address this daemon does not answer: adopted, it would only be killed as hung.
       ilog.warn(
         "the server left running checks in to another address than this daemon's; shutting it down and launching a new one " +
           '(keep Urls fixed when using PersistServers)',
-        { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl },
+        { pid: leftover.pid, recorded, baseUrl: opts.baseUrl },
       );
     } else if (leftover) {
       // PersistServers is off: shut it down first, or the new server fights it for the port.
-      ilog.warn('shutting down a server left behind by a previous daemon', { pid: leftover.record.pid });
+      ilog.warn('shutting down a server left behind by a previous daemon', { pid: leftover.pid });
     }
     if (leftover) {
-      await leftover.shutDown(config(), instance).catch((err: unknown) =>
-        ilog.error('could not shut down the leftover server', {
-          pid: leftover.record.pid,
-          error: describeError(err),
-        }),
+      const { pid, secret } = leftover;
+      await shutdownGracefully(adoptedProcess(pid, leftover.startTime, 100), {
+        apiPort: instance.settings.ApiPort,
+        secret,
+        reason: 'Watchdog restarted',
+        ...shutdownWindows(config()),
+        log: ilog,
+      }).then(
+        (how) =>
+          ilog.info(
+            how === 'exited'
+              ? 'the leftover server exited after the shutdown request'
+              : 'the leftover server was killed',
+            { pid },
+          ),
+        (err: unknown) => ilog.error('could not shut down the leftover server', { pid, error: describeError(err) }),
       );
     }
     // The one sweep of earlier launches' leftovers, even if it stays stopped; later ones die with their server.
@@ -184,6 +193,40 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
       for (const [k, stop] of followers) if (key === undefined || k === key) stop();
     },
   };
+}
+
+/**
+ * The server recorded in data.json, if it still runs. A pid is only trusted when its start time and command line
+ * match the launch record: after a reboot or a long time, the pid may belong to an unrelated process, which we must
+ * neither adopt nor kill.
+ */
+export async function findLeftover(record: LaunchData | null, log: Logger): Promise<LaunchData | null> {
+  if (!record) return null;
+  if (await verifyProcess(record.pid, { startTime: record.startTime, args: [record.program, ...record.args] }))
+    return record;
+  log.info('the server recorded in data.json is gone (or its pid was reused); nothing to adopt', { pid: record.pid });
+  return null;
+}
+
+/**
+ * The server of a launch the previous daemon was spawning when it died (data.json `spawning`, written before the
+ * spawn), as a launch record: found by its command line and the launch's secret in its environment. Null when
+ * there was no such launch, or its spawn never happened or the server is gone.
+ */
+async function findSpawned(spawning: SpawningData | null, log: Logger): Promise<LaunchData | null> {
+  if (!spawning) return null;
+  const pid = await findProcessByEnv([spawning.program, ...spawning.args], TOKEN_ENV, spawning.secret);
+  const startTime = pid === null ? null : await readProcessStartTime(pid);
+  if (pid === null || startTime === null) return null;
+  log.warn('found a server the previous daemon launched but had not recorded yet', { pid });
+  return { ...spawning, pid, startTime };
+}
+
+/** The `watchdog.baseUrl` the recorded server checks in to, or null; the last wins (`Arguments` may override ours). */
+function recordedBaseUrl(record: LaunchData): string | null {
+  const prefix = 'watchdog.baseUrl=';
+  const found = record.args.findLast((arg, i) => record.args[i - 1] === '--cvar' && arg.startsWith(prefix));
+  return found?.slice(prefix.length) ?? null;
 }
 
 /** data.json writes for one instance go through one copy of its data, so fields never overwrite each other. */

@@ -249,10 +249,7 @@ export type Instance = ReturnType<typeof createInstance>;
 
 /** The status's `controls`: what `refusalOf` says of each action now. */
 export function controlChoices(snapshot: ControlView, facts: ControlFacts): Record<ControlAction, ControlChoice> {
-  const choices = {} as Record<ControlAction, ControlChoice>;
-  for (const action of CONTROL_ACTIONS) {
-    const reason = refusalOf(snapshot, action, facts);
-    choices[action] = { allowed: reason === null, reason };
-  }
-  return choices;
+  const choiceOf = (reason: string | null): ControlChoice => ({ allowed: reason === null, reason });
+  const choices = CONTROL_ACTIONS.map((a) => [a, choiceOf(refusalOf(snapshot, a, facts))]);
+  return Object.fromEntries(choices) as Record<ControlAction, ControlChoice>;
 }

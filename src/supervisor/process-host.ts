@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { adoptedProcess } from '../process/adopted-process.ts';
 import { CONSOLE_FIFO } from '../process/console-fifo.ts';
 import { dumpProcess } from '../process/dump.ts';
+import { shutdownWindows } from '../process/graceful.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
 import { type PortHolder, portBindsFree, portHolders } from '../process/port-holders.ts';
 import { type ExitStatus, type ServerProcess, spawnServer } from '../process/spawn.ts';
@@ -36,11 +37,7 @@ export function createProcessHost(
     key,
     log,
     apiPort: () => deps.instance.settings.ApiPort,
-    shutdownWindows: () => ({
-      requestMs: deps.config.timing.ShutdownRequestSeconds * 1000,
-      exitMs: deps.config.timing.ShutdownExitSeconds * 1000,
-      maxAnswerBytes: deps.config.settings.Answers.ServerMaxKilobytes * 1000,
-    }),
+    shutdownWindows: () => shutdownWindows(deps.config),
 
     secret: generateSecret,
 
@@ -184,12 +181,7 @@ function trackedProcess(
   };
 }
 
-async function holdersOf(port: number): Promise<PortHolder[]> {
-  if (await portBindsFree(port)) return [];
-  const seen = new Map<number, PortHolder>();
-  for (const h of await portHolders(port)) if (!seen.has(h.pid)) seen.set(h.pid, h);
-  return [...seen.values()];
-}
+const holdersOf = async (port: number) => ((await portBindsFree(port)) ? [] : portHolders(port));
 
 const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} (${h.name})`;
 

@@ -3,8 +3,8 @@ import { copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { checkPersistedServer, inspectRow } from '../../src/import/instance-import.ts';
-import { findLeftover } from '../../src/process/leftovers.ts';
 import { isAlive, readProcessStartTime } from '../../src/process/proc-info.ts';
+import { findLeftover } from '../../src/supervisor/instance-start.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 import { instanceFor } from '../_support/fixture-servers.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
@@ -156,7 +156,7 @@ s(
     );
     const leftover = await findLeftover(found.launch, recordingLogger());
     assert.ok(leftover, 'the existing adoption path recognises the imported record');
-    assert.is(leftover?.record.pid, pid);
+    assert.is(leftover?.pid, pid);
   },
 );
 

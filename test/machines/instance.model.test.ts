@@ -15,7 +15,7 @@ import type {
 } from 'xstate';
 import { transition } from 'xstate';
 import { type DirectedGraphNode, type StatePath, TestModel, toDirectedGraph } from 'xstate/graph';
-import { backoffMs, blockedBackoffMs, type InstanceMachineEvent } from '../../machines/instance.context.ts';
+import { backoffMs, type InstanceMachineEvent } from '../../machines/instance.context.ts';
 import { BUSY_REASONS, CONTROL_ACTIONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import { instanceMachine } from '../../machines/instance.ts';
 import type {
@@ -338,7 +338,7 @@ function delayOf(type: string, h: Harness): number {
     case 'backoff':
       return backoffMs(t, c.crashStreak);
     case 'blockedBackoff':
-      return blockedBackoffMs(t, c.blocked?.attempts ?? 1);
+      return backoffMs(t, (c.blocked?.attempts ?? 1) + 1);
     case 'maintenanceDeadline':
     case 'holdEnds':
     case 'playerPoll':

@@ -23,4 +23,18 @@ run('run-child :: a failure is the caller’s kind of error: a plain Error here,
   assert.instance(git, UpdateError);
 });
 
+run('run-child :: only the time limit marks its error timedOut', async () => {
+  const caught = (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (err: unknown) => err as Error,
+    );
+  const slow = await caught(runChild('sleep', ['30'], { ...opts, timeoutMs: 200, what: 'the sleep' }));
+  assert.match(String(slow?.message), /the sleep took longer than 0.2 s and was stopped/);
+  assert.is((slow as { timedOut?: boolean }).timedOut, true);
+  const missing = await caught(runChild('wd-no-such-program-here', [], { ...opts, what: 'the copy' }));
+  assert.ok(missing?.cause);
+  assert.not.ok(missing && 'timedOut' in missing);
+});
+
 run.run();

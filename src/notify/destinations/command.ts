@@ -48,10 +48,10 @@ export function commandDelivery(t: TargetOf<'Command'>, n: Notice, ctx: Delivery
       };
     } catch (err) {
       if (signal.aborted) throw err;
-      // runChild's one failure without a cause is its timeout; a program that cannot start carries the spawn error.
-      const cause = err instanceof Error ? err.cause : undefined;
-      if (cause === undefined)
+      if (err instanceof Error && 'timedOut' in err)
         return { ok: false, retryable: true, retryAfterMs: null, problem: `timed out after ${ctx.timeoutMs} ms` };
+      // A program that cannot start: runChild's error carries the spawn error.
+      const cause = err instanceof Error ? err.cause : err;
       return { ok: false, retryable: false, retryAfterMs: null, problem: `could not run: ${describeError(cause)}` };
     }
   };

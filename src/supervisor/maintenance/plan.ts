@@ -51,9 +51,7 @@ export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>
 
 export type PlanKeeper = ReturnType<typeof createPlanKeeper>;
 
-type WaitingFor = NonNullable<MaintenanceStatus['pending']>['waitingFor'];
-
-function waitingFor(snap: InstanceSnapshot): WaitingFor {
+function waitingFor(snap: InstanceSnapshot): NonNullable<MaintenanceStatus['pending']>['waitingFor'] {
   const at = (state: 'on-hold' | 'waiting') => snap.matches({ maintenance: { action: { pending: state } } });
   if (at('on-hold')) return 'hold';
   if (snap.matches({ maintenance: { action: { pending: { waiting: 'Empty' } } } })) return 'Empty';

@@ -33,12 +33,11 @@ const ENV_NAME = /^[A-Za-z0-9_-]+$/;
  * (`<file>: <key.path>: <expected>, got <found>`); touches no folder and never throws on user input.
  */
 export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
-  try {
-    return await load(opts);
-  } catch (err) {
-    // A bug, not user input; still a readable line rather than a stack trace.
-    return { ok: false, problems: [`could not load the configuration: ${describeError(err)}`] };
-  }
+  // A throw is a bug, not user input; still a readable line rather than a stack trace.
+  return load(opts).catch((err: unknown) => ({
+    ok: false,
+    problems: [`could not load the configuration: ${describeError(err)}`],
+  }));
 }
 
 async function load(opts: LoadOptions): Promise<LoadResult> {

@@ -64,8 +64,7 @@ LOOPBACK.addAddress('::1', 'ipv6');
 export function isLoopback(address: string | undefined): boolean {
   if (!address) return false;
   const family = isIP(address);
-  if (family === 0) return false;
-  return LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return family !== 0 && LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** A listen address only this machine can reach: `localhost` or a loopback address (not `*`, `0.0.0.0`, a LAN IP). */

@@ -156,17 +156,9 @@ export function apiToken(
   route: 'control' | 'status',
   row: InstanceRoute,
 ): MiddlewareHandler<InstanceEnv> {
+  // The action is the verb of `/instances/:key/<verb>`.
   return instanceAuth(deps, row, (c, key, r) =>
-    reportRefused(deps.bus, c, {
-      route,
-      // The verb of `/instances/:key/<verb>`.
-      action: c.req.path.slice(c.req.path.lastIndexOf('/') + 1),
-      key,
-      user: r.user,
-      status: r.status,
-      reason: r.reason,
-      permission: r.permission,
-    }),
+    reportRefused(deps.bus, c, { ...r, route, action: c.req.path.slice(c.req.path.lastIndexOf('/') + 1), key }),
   );
 }
 

@@ -1,13 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { monotonicMs } from '../clock.ts';
 
-/** `Users.SessionMinutes`, `Users.SessionIdleMinutes` and `Users.MaxSessions`, in ms and a count. */
-export interface SessionSettings {
-  absoluteMs: number;
-  idleMs: number;
-  max: number;
-}
-
 /** Whom a session speaks for: a user of the users file, the `Admin` login, or a user an OIDC provider vouched for. */
 export interface SessionOwner {
   kind: 'user' | 'admin' | 'sso';
@@ -25,8 +18,9 @@ export interface Session extends SessionOwner {
 
 export type SessionStore = ReturnType<typeof createSessionStore>;
 
-/** `Users.SessionMinutes` 720, `SessionIdleMinutes` 60, `MaxSessions` 1000: the defaults of the schema. */
-export const DEFAULT_SESSIONS: SessionSettings = { absoluteMs: 720 * 60_000, idleMs: 60 * 60_000, max: 1000 };
+/** `Users.SessionMinutes` 720, `SessionIdleMinutes` 60 and `MaxSessions` 1000 (the schema's defaults), in ms. */
+export const DEFAULT_SESSIONS = { absoluteMs: 720 * 60_000, idleMs: 60 * 60_000, max: 1000 };
+export type SessionSettings = typeof DEFAULT_SESSIONS;
 
 const ID_BYTES = 32;
 

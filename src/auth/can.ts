@@ -18,19 +18,14 @@ export type Principal =
   | { kind: 'sso'; name: string; groups: readonly string[] };
 
 /** The principal's name in the audit log: the user, `key:<id>`, the instance key, or the Admin user. */
-export function principalName(p: Principal): string {
-  switch (p.kind) {
-    case 'user':
-      return p.user.name;
-    case 'key':
-      return `key:${p.key.id}`;
-    case 'instance-token':
-      return p.instance;
-    case 'admin':
-    case 'sso':
-      return p.name;
-  }
-}
+export const principalName = (p: Principal): string =>
+  p.kind === 'user'
+    ? p.user.name
+    : p.kind === 'key'
+      ? `key:${p.key.id}`
+      : p.kind === 'instance-token'
+        ? p.instance
+        : p.name;
 
 /**
  * THE check every route asks: whether `principal` may use `permission` on `instance`. A key holds what both it and

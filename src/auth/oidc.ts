@@ -226,11 +226,9 @@ export function createOidcLogin(opts: {
 
     /** The login page's link while `Users.Oidc` is set. */
     link(): SsoLink | undefined {
-      const setup = opts.setup();
-      if (!setup) return undefined;
-      return lastFailure === undefined
-        ? { name: setup.settings.Name }
-        : { name: setup.settings.Name, unavailable: lastFailure };
+      const name = opts.setup()?.settings.Name;
+      if (name === undefined) return undefined;
+      return lastFailure === undefined ? { name } : { name, unavailable: lastFailure };
     },
   };
 }

@@ -46,13 +46,14 @@ const REASONS: Record<string, string> = {
   EISDIR: 'it is a folder',
 };
 
-export type SecretFileResult = { ok: true; value: string } | { ok: false; reason: string };
-
 /**
  * A token or password kept in its own file, ONE trailing newline (editors' and `echo`'s) trimmed: the real watchdog
  * keeps it, which makes the token unusable over HTTP Basic. Never throws.
  */
-export async function readSecretFile(path: string, cwd: string): Promise<SecretFileResult> {
+export async function readSecretFile(
+  path: string,
+  cwd: string,
+): Promise<{ ok: true; value: string } | { ok: false; reason: string }> {
   const file = resolve(cwd, path);
   let text: string;
   try {
@@ -68,9 +69,6 @@ export async function readSecretFile(path: string, cwd: string): Promise<SecretF
   if (value === '') return { ok: false, reason: `${file} is empty` };
   return { ok: true, value };
 }
-
-/** What the checks beyond the schema found, and the values they computed for resolution. */
-export type CheckResult = Awaited<ReturnType<typeof checkSettings>>;
 
 /** Keys each update type cannot work without, and what each holds. */
 const REQUIRED_UPDATE_KEYS: Record<string, [key: string, what: string][]> = {

@@ -2,7 +2,7 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
-import { type CheckResult, checkSettings, readSecretFile } from './checks.ts';
+import { checkSettings, readSecretFile } from './checks.ts';
 import { type ExposedTokenPolicy, engineTimeoutLines, exposedTokenLines } from './exposure.ts';
 import { formatIssues, problemLine } from './issues.ts';
 import { environmentLayers, environmentName, type Layer, readLayers } from './layers.ts';
@@ -100,7 +100,7 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
 /** The configuration after validation: every path made absolute, each computed value picked. */
 export function resolveConfig(
   settings: AppSettings,
-  checks: CheckResult,
+  checks: Awaited<ReturnType<typeof checkSettings>>,
   more: {
     cwd: string;
     main: string;

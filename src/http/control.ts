@@ -52,6 +52,8 @@ export function controlRequestOf(
   return { query: (name) => c.req.query(name), user, remote, by: requester(key, user, remote), ...how };
 }
 
+export const NO_BACKUPS = 'this daemon keeps no backups for the instance';
+
 const isPolicy = (when: string): when is MaintenancePolicy =>
   (MAINTENANCE_POLICIES as readonly string[]).includes(when);
 
@@ -90,7 +92,7 @@ async function perform(instance: InstanceControl, verb: ControlVerb, req: Contro
   if (refused !== null) return { status: 409, error: refused };
   if (withData || snapshot !== undefined) {
     const backups = instance.backups;
-    if (backups === undefined) return { status: 409, error: 'this daemon keeps no backups for the instance' };
+    if (backups === undefined) return { status: 409, error: NO_BACKUPS };
     if (snapshot !== undefined && !(await backups.has(snapshot)))
       return {
         status: 409,

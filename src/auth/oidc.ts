@@ -88,10 +88,8 @@ const openidClient = (): Promise<typeof Client> => {
 const said = (err: unknown) => describeError(err).replace(/\s+/g, ' ').slice(0, 300);
 
 /**
- * Dashboard login through an OpenID Connect provider (openid-client, on jose): discovery once per provider (a
- * failure is not kept: the next login tries again), the authorization code flow with PKCE, and the ID token
- * checked for issuer, audience, nonce and signature (the provider's JWKS). Every request to the provider is capped
- * in time and size (cappedProviderFetch); plain http is allowed only to a loopback issuer.
+ * Dashboard login through an OpenID Connect provider (openid-client, on jose): discovery once per provider, the
+ * authorization code flow with PKCE, and the ID token checked for issuer, audience, nonce and signature (its JWKS).
  */
 export function createOidcLogin(opts: {
   setup: () => OidcSetup | undefined;
@@ -148,14 +146,13 @@ export function createOidcLogin(opts: {
       if (!setup) return { ok: false, status: 503, reason: 'single sign-on is not configured' };
       const reached = await reach(setup);
       if (!reached.ok) return reached;
-      const { config } = reached;
       const s = setup.settings;
       const client = await openidClient();
       const verifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
       const nonce = client.randomNonce();
       pending.add(state, { verifier, nonce, fingerprint: oidcFingerprint(s) });
-      const url = client.buildAuthorizationUrl(config, {
+      const url = client.buildAuthorizationUrl(reached.config, {
         redirect_uri: s.RedirectUrl,
         scope: s.Scopes.join(' '),
         response_type: 'code',
@@ -190,14 +187,13 @@ export function createOidcLogin(opts: {
       }
       const reached = await reach(setup);
       if (!reached.ok) return reached;
-      const { config } = reached;
       // The URL the provider sent the browser to, as registered: behind a proxy the request's own URL differs.
       const current = new URL(s.RedirectUrl);
       current.search = query.toString();
       let claims: Record<string, unknown> | undefined;
       try {
         const client = await openidClient();
-        const tokens = await client.authorizationCodeGrant(config, current, {
+        const tokens = await client.authorizationCodeGrant(reached.config, current, {
           pkceCodeVerifier: login.verifier,
           expectedState: state,
           expectedNonce: login.nonce,

@@ -32,9 +32,8 @@ function unusedSettings(raw: Record<string, unknown>): string[] {
   if (foreign.length > 0)
     out.push(`Serilog.MinimumLevel.Override for ${foreign.join(', ')} (only watchdog.* and audit scopes exist here)`);
   const proc = isMap(raw.Process) ? raw.Process : {};
-  if (typeof proc.Mode === 'string' && proc.Mode.toLowerCase() === 'systemd') {
+  if (typeof proc.Mode === 'string' && proc.Mode.toLowerCase() === 'systemd')
     out.push('Process.Mode: Systemd (servers run as child processes of this watchdog)');
-  }
   const systemd = SYSTEMD_KEYS.filter((k) => proc[k] !== undefined);
   if (systemd.length > 0) out.push(`${systemd.map((k) => `Process.${k}`).join(', ')} (systemd units are not used)`);
   return out;

@@ -47,26 +47,21 @@ const REASONS: Record<string, string> = {
 
 /**
  * A token or password kept in its own file, ONE trailing newline (editors' and `echo`'s) trimmed: the real watchdog
- * keeps it, which makes the token unusable over HTTP Basic. Never throws.
+ * keeps it, which makes the token unusable over HTTP Basic. Never throws: `refuse` is told why it cannot be had.
  */
-export async function readSecretFile(
-  path: string,
-  cwd: string,
-): Promise<{ ok: true; value: string } | { ok: false; reason: string }> {
+async function readSecretFile(path: string, cwd: string, refuse: (why: string) => undefined) {
   const file = resolve(cwd, path);
   let text: string;
   try {
     // Only a regular file: a FIFO would hold a libuv thread and the loader for good, and /dev/zero never ends.
     text = await readRegularFile(file, 'utf8');
   } catch (err) {
-    if (err instanceof NotRegularFileError && err.code !== 'EISDIR')
-      return { ok: false, reason: `${file} is not a regular file` };
+    if (err instanceof NotRegularFileError && err.code !== 'EISDIR') return refuse(`${file} is not a regular file`);
     const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : String(err);
-    return { ok: false, reason: `cannot read ${file}: ${REASONS[code] ?? code}` };
+    return refuse(`cannot read ${file}: ${REASONS[code] ?? code}`);
   }
   const value = text.replace(/\r?\n$/, '');
-  if (value === '') return { ok: false, reason: `${file} is empty` };
-  return { ok: true, value };
+  return value === '' ? refuse(`${file} is empty`) : value;
 }
 
 /** Keys each update type cannot work without, and what each holds. */
@@ -97,6 +92,8 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
   const problem: ReportProblem = (path, expected, found) =>
     problems.push(problemLine(sourceOf(path), path, expected, found));
   const warn = (path: ConfigPath, text: string) => warnings.push(`${sourceOf(path)}: ${formatPath(path)}: ${text}`);
+  const secretIn = (file: string, at: ConfigPath, what: string) =>
+    readSecretFile(file, cwd, (why) => void problem(at, `expected a readable file holding ${what} (${why})`, file));
 
   // Urls
   let listen: ListenAddress[] | undefined = [{ host: 'localhost', port: 5000 }];
@@ -141,14 +138,10 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
     const username = str(adm.Username);
     let password = str(adm.Password);
     const passwordFile = str(adm.PasswordFile);
-    if (passwordFile !== undefined) {
-      const r = await readSecretFile(passwordFile, cwd);
-      if (r.ok) password = r.value;
-      else
-        problem(['Admin', 'PasswordFile'], `expected a readable file holding the password (${r.reason})`, passwordFile);
-    } else if (adm.Password === undefined) {
+    if (passwordFile !== undefined)
+      password = (await secretIn(passwordFile, ['Admin', 'PasswordFile'], 'the password')) ?? password;
+    else if (adm.Password === undefined)
       problem(['Admin', 'Password'], 'expected a password (or PasswordFile) because Admin is set', undefined);
-    }
     if (username !== undefined && password !== undefined) admin = { username, password };
   }
 
@@ -173,9 +166,8 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
 
     const tokenFile = str(inst.ApiTokenFile);
     if (tokenFile !== undefined) {
-      const r = await readSecretFile(tokenFile, cwd);
-      if (r.ok) tokenFiles.set(key, r.value);
-      else problem([...base, 'ApiTokenFile'], `expected a readable file holding the token (${r.reason})`, tokenFile);
+      const token = await secretIn(tokenFile, [...base, 'ApiTokenFile'], 'the token');
+      if (token !== undefined) tokenFiles.set(key, token);
     } else if (inst.ApiToken === undefined) {
       warn(base, 'no ApiToken or ApiTokenFile: control is refused but to users and keys (users.yml)');
     }
@@ -195,5 +187,12 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
   checkRouteInstances(raw, problem);
   checkConnections(raw, problem);
 
-  return { problems, warnings, listen, logLevel, logOverrides, admin, tokenFiles };
+  // Read like the other secret files: the secret is never in appsettings.yml.
+  const users = isMap(raw.Users) && isMap(raw.Users.Oidc) ? raw.Users.Oidc : {};
+  const secretFile = str(users.ClientSecretFile);
+  const oidcSecret = secretFile
+    ? await secretIn(secretFile, ['Users', 'Oidc', 'ClientSecretFile'], 'the client secret')
+    : undefined;
+
+  return { problems, warnings, listen, logLevel, logOverrides, admin, tokenFiles, oidcSecret };
 }

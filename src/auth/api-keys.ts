@@ -13,10 +13,7 @@ export interface NewApiKey {
   hash: string;
 }
 
-/**
- * A key is 32 random bytes, so one SHA-256 is enough to store it: there is nothing to guess a dictionary from,
- * unlike a password.
- */
+/** One SHA-256 is enough to store 32 random bytes: unlike a password, there is no dictionary to guess from. */
 export const hashApiKey = (key: string): string => `sha256$${createHash('sha256').update(key, 'utf8').digest('hex')}`;
 
 export const isApiKeyHash = (text: string): boolean => /^sha256\$[0-9a-f]{64}$/.test(text);

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { monotonicMs } from '../clock.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { apiKeyId, hashApiKey } from './api-keys.ts';
 import { verifyPassword } from './password.ts';
 import { grants, type Permission } from './permissions.ts';
+import { sha256 } from './sessions.ts';
 import type { ApiKeyEntry, UserAccount, UsersDb } from './users-file.ts';
 
 /** Who a request speaks for, once its credentials were checked. */
@@ -93,7 +93,7 @@ const VERIFIED_MAX = 1000;
 export async function findUser(name: string, password: string, db: UsersDb): Promise<UserAccount | 'busy' | undefined> {
   const user = db.users.get(name);
   const stored = user?.passwordHash ?? DUMMY_HASH;
-  const memo = `${stored}\0${createHash('sha256').update(password).digest('base64')}`;
+  const memo = `${stored}\0${sha256(password)}`;
   const until = verified.get(memo);
   if (user && until !== undefined && until > monotonicMs()) return user;
   if (checking >= MAX_CHECKS) return 'busy';

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type * as Client from 'openid-client';
 import type { AnswerCap } from '../config/sections/answers.ts';
 import { isLoopbackUrl, type OidcSettings } from '../config/sections/oidc.ts';
 import { describeError } from '../errors.ts';
 import { readCapped } from '../kit/capped-body.ts';
 import { createPendingLogins } from './oidc-pending.ts';
+import { sha256 } from './sessions.ts';
 
 /** `Users.Oidc` and the secret its `ClientSecretFile` holds; undefined while OpenID Connect is off. */
 export interface OidcSetup {
@@ -60,8 +60,7 @@ function cappedProviderFetch(capOf: () => AnswerCap): Client.CustomFetch {
   };
 }
 /** The provider and client a session or a login came through: a change of either ends them. */
-export const oidcFingerprint = (s: OidcSettings): string =>
-  createHash('sha256').update(`oidc\0${s.Issuer}\0${s.ClientId}`, 'utf8').digest('base64');
+export const oidcFingerprint = (s: OidcSettings): string => sha256(`oidc\0${s.Issuer}\0${s.ClientId}`);
 
 /** A name from the provider: as long as a header's, without control characters (it goes to the audit log). */
 const USABLE_NAME = /^[^\p{Cc}]{1,256}$/u;

@@ -10,12 +10,10 @@ export interface ListenAddress {
   port: number;
 }
 
-export type UrlsResult = { ok: true; listen: ListenAddress[] } | { ok: false; expected: string };
-
 const EXPECTED = 'expected http://<host>:<port> such as http://localhost:5000 or http://*:5000';
 
 /** Parses `Urls` as Kestrel spells it: addresses separated by `;`, each bound; port 0 picks a free port (tests). */
-export function parseUrls(value: string): UrlsResult {
+export function parseUrls(value: string): { ok: true; listen: ListenAddress[] } | { ok: false; expected: string } {
   const parts = value
     .split(';')
     .map((s) => s.trim())

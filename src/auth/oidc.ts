@@ -12,8 +12,6 @@ export interface OidcSetup {
   secret: string | undefined;
 }
 
-export type OidcBegin = { ok: true; url: string; state: string } | { ok: false; status: 503; reason: string };
-
 /** A login the provider vouched for, or why it is refused (the login page says `reason`; nothing secret is in it). */
 export type OidcFinish =
   | { ok: true; name: string; groups: string[]; fingerprint: string }
@@ -140,7 +138,7 @@ export function createOidcLogin(opts: {
 
   return {
     /** A new login: the provider's authorization URL (PKCE S256, state, nonce), its state kept here. */
-    async begin(): Promise<OidcBegin> {
+    async begin(): Promise<{ ok: true; url: string; state: string } | { ok: false; status: 503; reason: string }> {
       const setup = opts.setup();
       if (!setup) return { ok: false, status: 503, reason: 'single sign-on is not configured' };
       const reached = await reach(setup);

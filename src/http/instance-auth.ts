@@ -117,13 +117,11 @@ export async function authorizeFor(
   return result;
 }
 
-type Denial = Extract<AuthResult, { ok: false }>;
-
 /** Sets `c.var.instance` and `c.var.user`, or answers the denial after telling `onRefused`. */
 function instanceAuth(
   deps: Pick<HttpDeps, 'registry' | 'users'>,
   credential: 'checkinSecret' | InstanceRoute,
-  onRefused: (c: Context, key: string, denial: Denial) => void,
+  onRefused: (c: Context, key: string, denial: Extract<AuthResult, { ok: false }>) => void,
 ): MiddlewareHandler<InstanceEnv> {
   return async (c, next) => {
     const key = c.req.param('key') ?? '';

@@ -11,8 +11,6 @@ import { checkRouteInstances } from './sections/notification.ts';
 /** Whether a `Serilog.MinimumLevel.Override` key names one of our log scopes (`watchdog:http`, `audit`). */
 const isOwnScope = (scope: string) => ['watchdog', 'audit'].includes(scope.split(/[.:]/)[0]?.toLowerCase() ?? '');
 
-const SYSTEMD_KEYS = ['UnitManagementMode', 'UnitPrefix', 'Manager'];
-
 /** The real watchdog's settings accepted but not acted on, each with what to know: one warning at start. */
 function unusedSettings(raw: Record<string, unknown>): string[] {
   const out: string[] = [];
@@ -34,7 +32,7 @@ function unusedSettings(raw: Record<string, unknown>): string[] {
   const proc = isMap(raw.Process) ? raw.Process : {};
   if (typeof proc.Mode === 'string' && proc.Mode.toLowerCase() === 'systemd')
     out.push('Process.Mode: Systemd (servers run as child processes of this watchdog)');
-  const systemd = SYSTEMD_KEYS.filter((k) => proc[k] !== undefined);
+  const systemd = ['UnitManagementMode', 'UnitPrefix', 'Manager'].filter((k) => proc[k] !== undefined);
   if (systemd.length > 0) out.push(`${systemd.map((k) => `Process.${k}`).join(', ')} (systemd units are not used)`);
   return out;
 }

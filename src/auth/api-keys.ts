@@ -25,12 +25,8 @@ export function newApiKey(): NewApiKey {
 }
 
 /** The id a presented key claims, or undefined for anything not shaped like one of ours. */
-export function apiKeyId(key: string): string | undefined {
-  return KEY_FORMAT.exec(key)?.[1];
-}
+export const apiKeyId = (key: string): string | undefined => KEY_FORMAT.exec(key)?.[1];
 
 /** `Authorization: Bearer <key>` → the key; undefined for another scheme or none. */
-export function parseBearer(header: string | undefined): string | undefined {
-  const m = /^[\t ]*bearer[\t ]+(\S+)[\t ]*$/i.exec(header ?? '');
-  return m?.[1];
-}
+export const parseBearer = (header: string | undefined): string | undefined =>
+  /^[\t ]*bearer[\t ]+(\S+)[\t ]*$/i.exec(header ?? '')?.[1];

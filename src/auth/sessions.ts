@@ -83,13 +83,9 @@ export function createSessionStore(settings: () => SessionSettings, now: () => n
     },
     /** Ends every session `stale` says is no longer its owner's (removed, password changed); how many. */
     endWhere(stale: (s: Session) => boolean): number {
-      let n = 0;
-      for (const [key, s] of sessions)
-        if (stale(s)) {
-          sessions.delete(key);
-          n++;
-        }
-      return n;
+      const ended = [...sessions].filter(([, s]) => stale(s));
+      for (const [key] of ended) sessions.delete(key);
+      return ended.length;
     },
     size: () => sessions.size,
   };

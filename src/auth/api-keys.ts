@@ -13,10 +13,7 @@ export interface NewApiKey {
   hash: string;
 }
 
-/**
- * A key is 32 random bytes, so one SHA-256 is enough to store it: there is nothing to guess a dictionary from,
- * unlike a password.
- */
+/** One SHA-256 is enough to store 32 random bytes: unlike a password, there is no dictionary to guess from. */
 export const hashApiKey = (key: string): string => `sha256$${createHash('sha256').update(key, 'utf8').digest('hex')}`;
 
 export const isApiKeyHash = (text: string): boolean => /^sha256\$[0-9a-f]{64}$/.test(text);
@@ -28,12 +25,8 @@ export function newApiKey(): NewApiKey {
 }
 
 /** The id a presented key claims, or undefined for anything not shaped like one of ours. */
-export function apiKeyId(key: string): string | undefined {
-  return KEY_FORMAT.exec(key)?.[1];
-}
+export const apiKeyId = (key: string): string | undefined => KEY_FORMAT.exec(key)?.[1];
 
 /** `Authorization: Bearer <key>` → the key; undefined for another scheme or none. */
-export function parseBearer(header: string | undefined): string | undefined {
-  const m = /^[\t ]*bearer[\t ]+(\S+)[\t ]*$/i.exec(header ?? '');
-  return m?.[1];
-}
+export const parseBearer = (header: string | undefined): string | undefined =>
+  /^[\t ]*bearer[\t ]+(\S+)[\t ]*$/i.exec(header ?? '')?.[1];

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { monotonicMs } from '../clock.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { apiKeyId, hashApiKey } from './api-keys.ts';
 import { verifyPassword } from './password.ts';
 import { grants, type Permission } from './permissions.ts';
+import { sha256 } from './sessions.ts';
 import type { ApiKeyEntry, UserAccount, UsersDb } from './users-file.ts';
 
 /** Who a request speaks for, once its credentials were checked. */
@@ -18,19 +18,14 @@ export type Principal =
   | { kind: 'sso'; name: string; groups: readonly string[] };
 
 /** The principal's name in the audit log: the user, `key:<id>`, the instance key, or the Admin user. */
-export function principalName(p: Principal): string {
-  switch (p.kind) {
-    case 'user':
-      return p.user.name;
-    case 'key':
-      return `key:${p.key.id}`;
-    case 'instance-token':
-      return p.instance;
-    case 'admin':
-    case 'sso':
-      return p.name;
-  }
-}
+export const principalName = (p: Principal): string =>
+  p.kind === 'user'
+    ? p.user.name
+    : p.kind === 'key'
+      ? `key:${p.key.id}`
+      : p.kind === 'instance-token'
+        ? p.instance
+        : p.name;
 
 /**
  * THE check every route asks: whether `principal` may use `permission` on `instance`. A key holds what both it and
@@ -98,7 +93,7 @@ const VERIFIED_MAX = 1000;
 export async function findUser(name: string, password: string, db: UsersDb): Promise<UserAccount | 'busy' | undefined> {
   const user = db.users.get(name);
   const stored = user?.passwordHash ?? DUMMY_HASH;
-  const memo = `${stored}\0${createHash('sha256').update(password).digest('base64')}`;
+  const memo = `${stored}\0${sha256(password)}`;
   const until = verified.get(memo);
   if (user && until !== undefined && until > monotonicMs()) return user;
   if (checking >= MAX_CHECKS) return 'busy';

@@ -1,26 +1,17 @@
 import { monotonicMs } from '../clock.ts';
 import { setCapped } from './sessions.ts';
 
-/** `Users.LoginAttemptsPerMinute`, `Users.LoginFailuresBeforeLockout`, `Users.LoginLockoutSeconds`, `…MaxSeconds`. */
-export interface LoginLimitSettings {
-  perMinute: number;
-  freeFailures: number;
-  lockoutMs: number;
-  maxLockoutMs: number;
-}
-
 /** Why a login is not even tried: its source used up its attempts, or its account is locked for now. */
 export type LoginBlock = { reason: 'limited' | 'locked'; retryAfterMs: number };
 
 export type LoginLimits = ReturnType<typeof createLoginLimits>;
 
-/** The schema's defaults: 10 attempts a minute, 5 free failures, 10 s doubling to 5 min. */
-export const DEFAULT_LOGIN_LIMITS: LoginLimitSettings = {
-  perMinute: 10,
-  freeFailures: 5,
-  lockoutMs: 10_000,
-  maxLockoutMs: 300_000,
-};
+/**
+ * `Users.LoginAttemptsPerMinute`, `.LoginFailuresBeforeLockout`, `.LoginLockoutSeconds` and `…MaxSeconds`, with the
+ * schema's defaults: 10 attempts a minute, 5 free failures, 10 s doubling to 5 min.
+ */
+export const DEFAULT_LOGIN_LIMITS = { perMinute: 10, freeFailures: 5, lockoutMs: 10_000, maxLockoutMs: 300_000 };
+export type LoginLimitSettings = typeof DEFAULT_LOGIN_LIMITS;
 
 interface Account {
   failures: number;

@@ -1,18 +1,16 @@
-import { createHash } from 'node:crypto';
 import type * as Client from 'openid-client';
 import type { AnswerCap } from '../config/sections/answers.ts';
 import { isLoopbackUrl, type OidcSettings } from '../config/sections/oidc.ts';
 import { describeError } from '../errors.ts';
 import { readCapped } from '../kit/capped-body.ts';
 import { createPendingLogins } from './oidc-pending.ts';
+import { sha256 } from './sessions.ts';
 
 /** `Users.Oidc` and the secret its `ClientSecretFile` holds; undefined while OpenID Connect is off. */
 export interface OidcSetup {
   settings: OidcSettings;
   secret: string | undefined;
 }
-
-export type OidcBegin = { ok: true; url: string; state: string } | { ok: false; status: 503; reason: string };
 
 /** A login the provider vouched for, or why it is refused (the login page says `reason`; nothing secret is in it). */
 export type OidcFinish =
@@ -60,8 +58,7 @@ function cappedProviderFetch(capOf: () => AnswerCap): Client.CustomFetch {
   };
 }
 /** The provider and client a session or a login came through: a change of either ends them. */
-export const oidcFingerprint = (s: OidcSettings): string =>
-  createHash('sha256').update(`oidc\0${s.Issuer}\0${s.ClientId}`, 'utf8').digest('base64');
+export const oidcFingerprint = (s: OidcSettings): string => sha256(`oidc\0${s.Issuer}\0${s.ClientId}`);
 
 /** A name from the provider: as long as a header's, without control characters (it goes to the audit log). */
 const USABLE_NAME = /^[^\p{Cc}]{1,256}$/u;
@@ -88,10 +85,8 @@ const openidClient = (): Promise<typeof Client> => {
 const said = (err: unknown) => describeError(err).replace(/\s+/g, ' ').slice(0, 300);
 
 /**
- * Dashboard login through an OpenID Connect provider (openid-client, on jose): discovery once per provider (a
- * failure is not kept: the next login tries again), the authorization code flow with PKCE, and the ID token
- * checked for issuer, audience, nonce and signature (the provider's JWKS). Every request to the provider is capped
- * in time and size (cappedProviderFetch); plain http is allowed only to a loopback issuer.
+ * Dashboard login through an OpenID Connect provider (openid-client, on jose): discovery once per provider, the
+ * authorization code flow with PKCE, and the ID token checked for issuer, audience, nonce and signature (its JWKS).
  */
 export function createOidcLogin(opts: {
   setup: () => OidcSetup | undefined;
@@ -143,19 +138,18 @@ export function createOidcLogin(opts: {
 
   return {
     /** A new login: the provider's authorization URL (PKCE S256, state, nonce), its state kept here. */
-    async begin(): Promise<OidcBegin> {
+    async begin(): Promise<{ ok: true; url: string; state: string } | { ok: false; status: 503; reason: string }> {
       const setup = opts.setup();
       if (!setup) return { ok: false, status: 503, reason: 'single sign-on is not configured' };
       const reached = await reach(setup);
       if (!reached.ok) return reached;
-      const { config } = reached;
       const s = setup.settings;
       const client = await openidClient();
       const verifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
       const nonce = client.randomNonce();
       pending.add(state, { verifier, nonce, fingerprint: oidcFingerprint(s) });
-      const url = client.buildAuthorizationUrl(config, {
+      const url = client.buildAuthorizationUrl(reached.config, {
         redirect_uri: s.RedirectUrl,
         scope: s.Scopes.join(' '),
         response_type: 'code',
@@ -190,14 +184,13 @@ export function createOidcLogin(opts: {
       }
       const reached = await reach(setup);
       if (!reached.ok) return reached;
-      const { config } = reached;
       // The URL the provider sent the browser to, as registered: behind a proxy the request's own URL differs.
       const current = new URL(s.RedirectUrl);
       current.search = query.toString();
       let claims: Record<string, unknown> | undefined;
       try {
         const client = await openidClient();
-        const tokens = await client.authorizationCodeGrant(config, current, {
+        const tokens = await client.authorizationCodeGrant(reached.config, current, {
           pkceCodeVerifier: login.verifier,
           expectedState: state,
           expectedNonce: login.nonce,
@@ -226,11 +219,9 @@ export function createOidcLogin(opts: {
 
     /** The login page's link while `Users.Oidc` is set. */
     link(): SsoLink | undefined {
-      const setup = opts.setup();
-      if (!setup) return undefined;
-      return lastFailure === undefined
-        ? { name: setup.settings.Name }
-        : { name: setup.settings.Name, unavailable: lastFailure };
+      const name = opts.setup()?.settings.Name;
+      if (name === undefined) return undefined;
+      return lastFailure === undefined ? { name } : { name, unavailable: lastFailure };
     },
   };
 }

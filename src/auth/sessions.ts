@@ -1,13 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { monotonicMs } from '../clock.ts';
 
-/** `Users.SessionMinutes`, `Users.SessionIdleMinutes` and `Users.MaxSessions`, in ms and a count. */
-export interface SessionSettings {
-  absoluteMs: number;
-  idleMs: number;
-  max: number;
-}
-
 /** Whom a session speaks for: a user of the users file, the `Admin` login, or a user an OIDC provider vouched for. */
 export interface SessionOwner {
   kind: 'user' | 'admin' | 'sso';
@@ -25,13 +18,14 @@ export interface Session extends SessionOwner {
 
 export type SessionStore = ReturnType<typeof createSessionStore>;
 
-/** `Users.SessionMinutes` 720, `SessionIdleMinutes` 60, `MaxSessions` 1000: the defaults of the schema. */
-export const DEFAULT_SESSIONS: SessionSettings = { absoluteMs: 720 * 60_000, idleMs: 60 * 60_000, max: 1000 };
+/** `Users.SessionMinutes` 720, `SessionIdleMinutes` 60 and `MaxSessions` 1000 (the schema's defaults), in ms. */
+export const DEFAULT_SESSIONS = { absoluteMs: 720 * 60_000, idleMs: 60 * 60_000, max: 1000 };
+export type SessionSettings = typeof DEFAULT_SESSIONS;
 
 const ID_BYTES = 32;
 
-/** Kept under the id's SHA-256: a heap dump holds no usable id, and a lookup's timing says nothing of the id. */
-const digest = (id: string) => createHash('sha256').update(id, 'utf8').digest('base64');
+/** SHA-256 in base64: sessions are kept under their id's, logins remembered by their fingerprint's. */
+export const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64');
 
 /** Only what `create` makes (43 base64url characters) is looked up. */
 const ID_FORMAT = /^[A-Za-z0-9_-]{43}$/;
@@ -52,7 +46,8 @@ export function setCapped<V>(map: Map<string, V>, key: string, value: V, max: nu
  * settings are read at each use, so a reload applies to live sessions.
  */
 export function createSessionStore(settings: () => SessionSettings, now: () => number = monotonicMs) {
-  // Insertion order is creation order: the first entry is the oldest.
+  // Insertion order is creation order: the first entry is the oldest. Keyed by the id's SHA-256: a heap dump holds
+  // no usable id, and a lookup's timing says nothing of the id.
   const sessions = new Map<string, Session>();
   const expired = (s: Session, t: number, set: SessionSettings) =>
     t - s.createdAt >= set.absoluteMs || t - s.lastSeenAt >= set.idleMs;
@@ -61,13 +56,13 @@ export function createSessionStore(settings: () => SessionSettings, now: () => n
     create(owner: SessionOwner): string {
       const id = randomBytes(ID_BYTES).toString('base64url');
       const t = now();
-      setCapped(sessions, digest(id), { ...owner, createdAt: t, lastSeenAt: t }, Math.max(1, settings().max));
+      setCapped(sessions, sha256(id), { ...owner, createdAt: t, lastSeenAt: t }, Math.max(1, settings().max));
       return id;
     },
     /** The session in force (its idle timer starts over); an expired one is ended here. */
     find(id: string): Session | undefined {
       if (!ID_FORMAT.test(id)) return undefined;
-      const key = digest(id);
+      const key = sha256(id);
       const s = sessions.get(key);
       if (!s) return undefined;
       const t = now();
@@ -80,21 +75,17 @@ export function createSessionStore(settings: () => SessionSettings, now: () => n
     },
     /** As find, without counting as a use (an open event stream asks). */
     peek(id: string): Session | undefined {
-      const s = ID_FORMAT.test(id) ? sessions.get(digest(id)) : undefined;
+      const s = ID_FORMAT.test(id) ? sessions.get(sha256(id)) : undefined;
       return s !== undefined && !expired(s, now(), settings()) ? s : undefined;
     },
     end(id: string): boolean {
-      return ID_FORMAT.test(id) && sessions.delete(digest(id));
+      return ID_FORMAT.test(id) && sessions.delete(sha256(id));
     },
     /** Ends every session `stale` says is no longer its owner's (removed, password changed); how many. */
     endWhere(stale: (s: Session) => boolean): number {
-      let n = 0;
-      for (const [key, s] of sessions)
-        if (stale(s)) {
-          sessions.delete(key);
-          n++;
-        }
-      return n;
+      const ended = [...sessions].filter(([, s]) => stale(s));
+      for (const [key] of ended) sessions.delete(key);
+      return ended.length;
     },
     size: () => sessions.size,
   };

@@ -108,9 +108,6 @@ export function createTotpGuard() {
   };
 }
 
-/**
- * Why Basic `<user>:<password>` is refused for a user with a second factor: the password alone would get around
- * it. Said before the password is checked, so the answer never tells whether the password was right.
- */
+/** Basic is refused for a user with a one-time code (a password would skip it), before the password is checked. */
 export const TOTP_BASIC_REFUSED =
   'this user has a one-time code (TOTP): a password alone is not accepted here; log in at /login, or use an API key (Authorization: Bearer)';

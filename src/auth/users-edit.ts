@@ -33,10 +33,8 @@ export async function writeUsers(file: string, doc: UsersDoc): Promise<void> {
   try {
     await writeFileAtomic(file, text, { mode: 0o600 });
   } catch (err) {
-    const why = describeError(err);
-    throw new Error(`could not write the users file ${file} (${why}); check that its folder is writable`, {
-      cause: err,
-    });
+    const why = `could not write the users file ${file} (${describeError(err)})`;
+    throw new Error(`${why}; check that its folder is writable`, { cause: err });
   }
 }
 

@@ -144,11 +144,10 @@ export function parseUsers(text: string, file: string): UsersParse {
     if (totp !== undefined && (typeof totp !== 'string' || !isTotpSecret(totp)))
       // Never echoed either: it is the second factor itself.
       bad([...at, 'Totp'], 'expected a base32 secret as `watchdog user totp` writes it', 'a value that is not one');
-    const grantList = grantsOf([...at, 'Roles'], entry.Roles ?? [], 'role');
     users.set(name, {
       name,
       passwordHash: typeof password === 'string' ? password : '',
-      grants: grantList,
+      grants: grantsOf([...at, 'Roles'], entry.Roles ?? [], 'role'),
       ...(typeof totp === 'string' ? { totp } : {}),
     });
   }
@@ -179,11 +178,10 @@ export function parseUsers(text: string, file: string): UsersParse {
     const permissions = entry.Permissions;
     const grantList =
       permissions === undefined ? undefined : grantsOf([...at, 'Permissions'], permissions, 'permission');
-    let expiresAt: number | undefined;
-    if (entry.Expires !== undefined) {
-      expiresAt = typeof entry.Expires === 'string' ? Date.parse(entry.Expires) : Number.NaN;
-      if (Number.isNaN(expiresAt)) bad([...at, 'Expires'], 'expected an ISO date and time', entry.Expires);
-    }
+    const expires = entry.Expires;
+    const expiresAt =
+      expires === undefined ? undefined : typeof expires === 'string' ? Date.parse(expires) : Number.NaN;
+    if (Number.isNaN(expiresAt)) bad([...at, 'Expires'], 'expected an ISO date and time', expires);
     keys.set(id, { id, user: String(user), hash: String(hash), grants: grantList, expiresAt });
   }
 

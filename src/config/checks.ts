@@ -11,8 +11,6 @@ import { checkRouteInstances } from './sections/notification.ts';
 /** Whether a `Serilog.MinimumLevel.Override` key names one of our log scopes (`watchdog:http`, `audit`). */
 const isOwnScope = (scope: string) => ['watchdog', 'audit'].includes(scope.split(/[.:]/)[0]?.toLowerCase() ?? '');
 
-const SYSTEMD_KEYS = ['UnitManagementMode', 'UnitPrefix', 'Manager'];
-
 /** The real watchdog's settings accepted but not acted on, each with what to know: one warning at start. */
 function unusedSettings(raw: Record<string, unknown>): string[] {
   const out: string[] = [];
@@ -32,10 +30,9 @@ function unusedSettings(raw: Record<string, unknown>): string[] {
   if (foreign.length > 0)
     out.push(`Serilog.MinimumLevel.Override for ${foreign.join(', ')} (only watchdog.* and audit scopes exist here)`);
   const proc = isMap(raw.Process) ? raw.Process : {};
-  if (typeof proc.Mode === 'string' && proc.Mode.toLowerCase() === 'systemd') {
+  if (typeof proc.Mode === 'string' && proc.Mode.toLowerCase() === 'systemd')
     out.push('Process.Mode: Systemd (servers run as child processes of this watchdog)');
-  }
-  const systemd = SYSTEMD_KEYS.filter((k) => proc[k] !== undefined);
+  const systemd = ['UnitManagementMode', 'UnitPrefix', 'Manager'].filter((k) => proc[k] !== undefined);
   if (systemd.length > 0) out.push(`${systemd.map((k) => `Process.${k}`).join(', ')} (systemd units are not used)`);
   return out;
 }
@@ -46,31 +43,24 @@ const REASONS: Record<string, string> = {
   EISDIR: 'it is a folder',
 };
 
-export type SecretFileResult = { ok: true; value: string } | { ok: false; reason: string };
-
 /**
  * A token or password kept in its own file, ONE trailing newline (editors' and `echo`'s) trimmed: the real watchdog
- * keeps it, which makes the token unusable over HTTP Basic. Never throws.
+ * keeps it, which makes the token unusable over HTTP Basic. Never throws: `refuse` is told why it cannot be had.
  */
-export async function readSecretFile(path: string, cwd: string): Promise<SecretFileResult> {
+async function readSecretFile(path: string, cwd: string, refuse: (why: string) => undefined) {
   const file = resolve(cwd, path);
   let text: string;
   try {
     // Only a regular file: a FIFO would hold a libuv thread and the loader for good, and /dev/zero never ends.
     text = await readRegularFile(file, 'utf8');
   } catch (err) {
-    if (err instanceof NotRegularFileError && err.code !== 'EISDIR')
-      return { ok: false, reason: `${file} is not a regular file` };
+    if (err instanceof NotRegularFileError && err.code !== 'EISDIR') return refuse(`${file} is not a regular file`);
     const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : String(err);
-    return { ok: false, reason: `cannot read ${file}: ${REASONS[code] ?? code}` };
+    return refuse(`cannot read ${file}: ${REASONS[code] ?? code}`);
   }
   const value = text.replace(/\r?\n$/, '');
-  if (value === '') return { ok: false, reason: `${file} is empty` };
-  return { ok: true, value };
+  return value === '' ? refuse(`${file} is empty`) : value;
 }
-
-/** What the checks beyond the schema found, and the values they computed for resolution. */
-export type CheckResult = Awaited<ReturnType<typeof checkSettings>>;
 
 /** Keys each update type cannot work without, and what each holds. */
 const REQUIRED_UPDATE_KEYS: Record<string, [key: string, what: string][]> = {
@@ -100,6 +90,8 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
   const problem: ReportProblem = (path, expected, found) =>
     problems.push(problemLine(sourceOf(path), path, expected, found));
   const warn = (path: ConfigPath, text: string) => warnings.push(`${sourceOf(path)}: ${formatPath(path)}: ${text}`);
+  const secretIn = (file: string, at: ConfigPath, what: string) =>
+    readSecretFile(file, cwd, (why) => void problem(at, `expected a readable file holding ${what} (${why})`, file));
 
   // Urls
   let listen: ListenAddress[] | undefined = [{ host: 'localhost', port: 5000 }];
@@ -144,14 +136,10 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
     const username = str(adm.Username);
     let password = str(adm.Password);
     const passwordFile = str(adm.PasswordFile);
-    if (passwordFile !== undefined) {
-      const r = await readSecretFile(passwordFile, cwd);
-      if (r.ok) password = r.value;
-      else
-        problem(['Admin', 'PasswordFile'], `expected a readable file holding the password (${r.reason})`, passwordFile);
-    } else if (adm.Password === undefined) {
+    if (passwordFile !== undefined)
+      password = (await secretIn(passwordFile, ['Admin', 'PasswordFile'], 'the password')) ?? password;
+    else if (adm.Password === undefined)
       problem(['Admin', 'Password'], 'expected a password (or PasswordFile) because Admin is set', undefined);
-    }
     if (username !== undefined && password !== undefined) admin = { username, password };
   }
 
@@ -176,9 +164,8 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
 
     const tokenFile = str(inst.ApiTokenFile);
     if (tokenFile !== undefined) {
-      const r = await readSecretFile(tokenFile, cwd);
-      if (r.ok) tokenFiles.set(key, r.value);
-      else problem([...base, 'ApiTokenFile'], `expected a readable file holding the token (${r.reason})`, tokenFile);
+      const token = await secretIn(tokenFile, [...base, 'ApiTokenFile'], 'the token');
+      if (token !== undefined) tokenFiles.set(key, token);
     } else if (inst.ApiToken === undefined) {
       warn(base, 'no ApiToken or ApiTokenFile: control is refused but to users and keys (users.yml)');
     }
@@ -198,5 +185,12 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
   checkRouteInstances(raw, problem);
   checkConnections(raw, problem);
 
-  return { problems, warnings, listen, logLevel, logOverrides, admin, tokenFiles };
+  // Read like the other secret files: the secret is never in appsettings.yml.
+  const users = isMap(raw.Users) && isMap(raw.Users.Oidc) ? raw.Users.Oidc : {};
+  const secretFile = str(users.ClientSecretFile);
+  const oidcSecret = secretFile
+    ? await secretIn(secretFile, ['Users', 'Oidc', 'ClientSecretFile'], 'the client secret')
+    : undefined;
+
+  return { problems, warnings, listen, logLevel, logOverrides, admin, tokenFiles, oidcSecret };
 }

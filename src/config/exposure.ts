@@ -25,9 +25,8 @@ export function exposedTokenLines(
   const open = (listen ?? []).filter((a) => !listensOnLoopbackOnly(a));
   if (open.length === 0) return [];
   const where = open.map(listenUrl).join(', ');
-  const instances = rawInstances(raw);
   const lines: string[] = [];
-  for (const [key, inst] of Object.entries(instances)) {
+  for (const [key, inst] of Object.entries(rawInstances(raw))) {
     if (!isMap(inst)) continue;
     const fromFile = tokenFiles.get(key);
     const token = fromFile ?? (typeof inst.ApiToken === 'string' ? inst.ApiToken : undefined);
@@ -59,9 +58,8 @@ const ENGINE_CHECKIN_SECONDS = 15;
  * (`server.awaiting-checkin`, at half the timeout) between two ordinary check-ins, and logs it every time.
  */
 export function engineTimeoutLines(raw: Record<string, unknown>, sourceOf: (p: ConfigPath) => string): string[] {
-  const instances = rawInstances(raw);
   const lines: string[] = [];
-  for (const [key, inst] of Object.entries(instances)) {
+  for (const [key, inst] of Object.entries(rawInstances(raw))) {
     const run = isMap(inst) ? inst.RunCommand : undefined;
     // The engine's server: the default `RunCommand`, or a program named Robust.Server.
     const engine = run === undefined || (typeof run === 'string' && /^Robust\.Server(\.exe)?$/i.test(basename(run)));

@@ -17,17 +17,6 @@ export function displayName(file: string, cwd: string): string {
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
 }
 
-/**
- * The files to layer, in order: the main file, then `<stem>.<env><ext>` and `<stem>.Secret<ext>` beside it
- * (for the default name that is `appsettings.<env>.yml` and `appsettings.Secret.yml`, as the real watchdog reads).
- */
-export function layerFiles(main: string, env: string): string[] {
-  const ext = extname(main);
-  const stem = basename(main, ext);
-  const dir = dirname(main);
-  return [main, join(dir, `${stem}.${env}${ext}`), join(dir, `${stem}.Secret${ext}`)];
-}
-
 type Parsed = { ok: true; data: Record<string, unknown>; warnings: string[] } | { ok: false; problems: string[] };
 
 /** `file:line:col: message` for each YAML error; never throws. */
@@ -70,12 +59,18 @@ export function parseYaml(text: string, name: string): Parsed {
   return { ok: true, data: data as Record<string, unknown>, warnings };
 }
 
-/** Reads and parses the main file (required) and the optional layers beside it. */
+/**
+ * Reads and parses the main file (required), then `<stem>.<env><ext>` and `<stem>.Secret<ext>` beside it if there
+ * (`appsettings.<env>.yml` and `appsettings.Secret.yml` for the default name, as the real watchdog reads).
+ */
 export async function readLayers(main: string, env: string, cwd: string): Promise<LayerResult> {
   const layers: Layer[] = [];
   const problems: string[] = [];
   const warnings: string[] = [];
-  for (const [index, file] of layerFiles(main, env).entries()) {
+  const [ext, dir] = [extname(main), dirname(main)];
+  const stem = basename(main, ext);
+  const files = [main, join(dir, `${stem}.${env}${ext}`), join(dir, `${stem}.Secret${ext}`)];
+  for (const [index, file] of files.entries()) {
     const name = displayName(file, cwd);
     let text: string;
     try {

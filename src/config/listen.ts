@@ -10,12 +10,10 @@ export interface ListenAddress {
   port: number;
 }
 
-export type UrlsResult = { ok: true; listen: ListenAddress[] } | { ok: false; expected: string };
-
 const EXPECTED = 'expected http://<host>:<port> such as http://localhost:5000 or http://*:5000';
 
 /** Parses `Urls` as Kestrel spells it: addresses separated by `;`, each bound; port 0 picks a free port (tests). */
-export function parseUrls(value: string): UrlsResult {
+export function parseUrls(value: string): { ok: true; listen: ListenAddress[] } | { ok: false; expected: string } {
   const parts = value
     .split(';')
     .map((s) => s.trim())
@@ -64,8 +62,7 @@ LOOPBACK.addAddress('::1', 'ipv6');
 export function isLoopback(address: string | undefined): boolean {
   if (!address) return false;
   const family = isIP(address);
-  if (family === 0) return false;
-  return LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return family !== 0 && LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** A listen address only this machine can reach: `localhost` or a loopback address (not `*`, `0.0.0.0`, a LAN IP). */

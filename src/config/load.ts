@@ -2,11 +2,11 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
-import { type CheckResult, checkSettings, readSecretFile } from './checks.ts';
+import { checkSettings } from './checks.ts';
 import { type ExposedTokenPolicy, engineTimeoutLines, exposedTokenLines } from './exposure.ts';
 import { formatIssues, problemLine } from './issues.ts';
 import { environmentLayers, environmentName, type Layer, readLayers } from './layers.ts';
-import { isMap, mergeLayers, type ReportProblem } from './merge.ts';
+import { mergeLayers, type ReportProblem } from './merge.ts';
 import { type AppSettings, AppSettingsSchema } from './schema.ts';
 import { type AgonesConfig, checkAgones } from './sections/agones.ts';
 
@@ -33,12 +33,11 @@ const ENV_NAME = /^[A-Za-z0-9_-]+$/;
  * (`<file>: <key.path>: <expected>, got <found>`); touches no folder and never throws on user input.
  */
 export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
-  try {
-    return await load(opts);
-  } catch (err) {
-    // A bug, not user input; still a readable line rather than a stack trace.
-    return { ok: false, problems: [`could not load the configuration: ${describeError(err)}`] };
-  }
+  // A throw is a bug, not user input; still a readable line rather than a stack trace.
+  return load(opts).catch((err: unknown) => ({
+    ok: false,
+    problems: [`could not load the configuration: ${describeError(err)}`],
+  }));
 }
 
 async function load(opts: LoadOptions): Promise<LoadResult> {
@@ -69,19 +68,6 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const problem: ReportProblem = (path, expected, found) =>
     checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found));
   const agones = checkAgones(bound, opts.env, problem);
-  // Read like the other secret files: the secret is never in appsettings.yml.
-  let oidcSecret: string | undefined;
-  const oidc = isMap(bound.Users) && isMap(bound.Users.Oidc) ? bound.Users.Oidc : undefined;
-  if (typeof oidc?.ClientSecretFile === 'string' && oidc.ClientSecretFile !== '') {
-    const r = await readSecretFile(oidc.ClientSecretFile, cwd);
-    if (r.ok) oidcSecret = r.value;
-    else
-      problem(
-        ['Users', 'Oidc', 'ClientSecretFile'],
-        `expected a readable file holding the client secret (${r.reason})`,
-        oidc.ClientSecretFile,
-      );
-  }
   const policy = opts.exposedTokens ?? 'warn';
   const exposed = exposedTokenLines(bound, checks.listen, checks.tokenFiles, merged.sourceOf, policy);
   const problems = [
@@ -93,7 +79,13 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
   const files = read.layers.map((l) => l.file);
-  const config = resolveConfig(parsed.output, checks, { cwd, main, files, agones, oidcClientSecret: oidcSecret });
+  const config = resolveConfig(parsed.output, checks, {
+    cwd,
+    main,
+    files,
+    agones,
+    oidcClientSecret: checks.oidcSecret,
+  });
   const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
   return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
 }
@@ -101,7 +93,7 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
 /** The configuration after validation: every path made absolute, each computed value picked. */
 export function resolveConfig(
   settings: AppSettings,
-  checks: CheckResult,
+  checks: Awaited<ReturnType<typeof checkSettings>>,
   more: {
     cwd: string;
     main: string;

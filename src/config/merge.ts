@@ -22,8 +22,7 @@ export function rawInstances(raw: Record<string, unknown>): Record<string, unkno
   return isMap(servers) && isMap(servers.Instances) ? servers.Instances : {};
 }
 
-const INSTANCES: ConfigPath = ['Servers', 'Instances'];
-const isInstancesMap = (path: ConfigPath) => path.length === 2 && path[0] === INSTANCES[0] && path[1] === INSTANCES[1];
+const isInstancesMap = (path: ConfigPath) => path.length === 2 && path[0] === 'Servers' && path[1] === 'Instances';
 
 /**
  * An empty YAML value (`Key:` with nothing after it) means "not set", as in the real watchdog's configuration

@@ -40,12 +40,8 @@ export const seconds = (def: number, b: Bounds = { positive: true }) =>
   v.optional(amount('seconds', { max: MAX_SECONDS, tooBig: TOO_LONG, ...b }), def);
 
 /** A TCP port as the config takes it, one message for every way it can be wrong. */
-export const Port = v.pipe(
-  v.number('expected an integer 1-65535'),
-  v.integer('expected an integer 1-65535'),
-  v.minValue(1, 'expected an integer 1-65535'),
-  v.maxValue(65535, 'expected an integer 1-65535'),
-);
+const PORT = 'expected an integer 1-65535';
+export const Port = v.pipe(v.number(PORT), v.integer(PORT), v.minValue(1, PORT), v.maxValue(65535, PORT));
 
 /** Text of at least one character, `what` naming it in the message (`expected a file path`). */
 export const text = (what: string) => v.pipe(v.string(`expected ${what}`), v.nonEmpty(`expected ${what}`));

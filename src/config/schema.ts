@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { isMap } from './merge.ts';
 import { amount, httpUrl, MAX_SECONDS, Port, seconds, TOO_LONG, text } from './numbers.ts';
 import { AgonesSchema } from './sections/agones.ts';
 import { AnswersSchema } from './sections/answers.ts';
@@ -20,8 +21,7 @@ export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const Url = httpUrl('expected an http(s) URL such as http://localhost:5000/');
 const Str = (what = 'a string') => v.string(`expected ${what}`);
 /** A YAML mapping; v.record alone would accept a list (its indices become keys). */
-const Mapping = (message: string) =>
-  v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), message);
+const Mapping = (message: string) => v.custom<Record<string, unknown>>(isMap, message);
 /** Accepted because the real watchdog accepts it, ignored here; load.ts turns its presence into a warning. */
 const Ignored = v.optional(v.unknown());
 

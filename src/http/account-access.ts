@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type * as v from 'valibot';
 import { parseBearer } from '../auth/api-keys.ts';
 import { findApiKey, findUser, type Principal } from '../auth/can.ts';
-import type { Session, SessionStore } from '../auth/sessions.ts';
+import { type Session, type SessionStore, sha256 } from '../auth/sessions.ts';
 import { TOTP_BASIC_REFUSED } from '../auth/totp.ts';
 import type { UserAccount, UsersDb } from '../auth/users-file.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
@@ -33,14 +32,10 @@ export const SESSION_COOKIE = 'watchdog_session';
 type Refused = { ok: false; status: 400 | 401 | 503; error: string };
 
 /** What the Admin login's session remembers of its password: a digest, so a changed password ends the session. */
-export const adminFingerprint = (a: AdminCredentials): string =>
-  createHash('sha256').update(`${a.username}\0${a.password}`, 'utf8').digest('base64');
+export const adminFingerprint = (a: AdminCredentials): string => sha256(`${a.username}\0${a.password}`);
 
 /** A user's login as the users file holds it: a new password, or a one-time code turned on or off, ends sessions. */
-export const userFingerprint = (u: UserAccount): string =>
-  createHash('sha256')
-    .update(`${u.passwordHash}\0${u.totp ?? ''}`, 'utf8')
-    .digest('base64');
+export const userFingerprint = (u: UserAccount): string => sha256(`${u.passwordHash}\0${u.totp ?? ''}`);
 
 /** Whom a session speaks for now, or undefined once its owner is gone or has another password. */
 export function sessionPrincipal(s: Session, db: UsersDb, admin: AdminCredentials | undefined): Principal | undefined {

@@ -7,7 +7,7 @@ import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './contr
 import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
-import { allowed, meOf, needs, refuseAdmin } from './rights.ts';
+import { meOf, needs, refuseAdmin, visibleStatuses } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { InstanceRoute } from './route-permissions.ts';
 import type { DashboardControl } from './schemas.ts';
@@ -93,19 +93,10 @@ export function dashboardInstance(deps: HttpDeps): MiddlewareHandler<DashboardEn
 
 /** `GET /api/instances`, `GET /api/me` and `POST /api/instances/:key/<verb>`, audited with the admin user's name. */
 export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
-  const { registry } = deps;
   const app = new Hono<DashboardEnv>();
   const access = adminAccess(deps);
 
-  // Only the instances the client may see (status.read); the same rule as /events and the page.
-  app.get('/api/instances', access, (c) =>
-    c.json(
-      registry
-        .list()
-        .filter((i) => allowed(c, deps, 'status.read', i.key))
-        .map((i) => i.status()),
-    ),
-  );
+  app.get('/api/instances', access, (c) => c.json(visibleStatuses(c, deps)));
 
   app.get('/api/me', access, (c) => c.json(meOf(c, deps)));
 

@@ -19,7 +19,7 @@ import { logRoutes } from './log-routes.ts';
 import { loginRoutes } from './login-routes.ts';
 import { oidcRoutes } from './oidc-routes.ts';
 import { openapiRoutes, ROUTE_DOCS } from './openapi-routes.ts';
-import { clientAddresses, methodNotAllowed } from './request-info.ts';
+import { clientAddresses } from './request-info.ts';
 import { methodPath } from './route-doc.ts';
 import { userRoutes } from './user-routes.ts';
 
@@ -61,7 +61,10 @@ export function createApp(given: HttpDeps): Hono {
       allowed.set(path, [...(allowed.get(path) ?? []), method === 'get' ? 'GET, HEAD' : method.toUpperCase()]);
   }
   for (const [path, methods] of allowed)
-    app.all(path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1'), methodNotAllowed(methods.join(', ')));
+    app.all(path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1'), (c) => {
+      c.header('Allow', methods.join(', '));
+      return c.json({ error: `method ${c.req.method} not allowed; use ${methods.join(', ')}` }, 405);
+    });
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));
   app.onError((err, c) => {

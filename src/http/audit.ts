@@ -6,10 +6,9 @@ import { createLogWindow } from './log-window.ts';
 import { refusedSummary, sourceOf } from './refused.ts';
 
 /**
- * Appends every control event, login, logout and user change to `file` as a JSON line (ISO `time` beside `at`; an
- * unknown user or address is `null`). Requests refused before their credentials were accepted: the first per source
- * in full, then a `summary` line per `refusedEveryMs` (`Timing.RefusedRequestLogSeconds`). `rotation` is read at
- * each line; a write failure is logged once and retried every `retryMs`, never thrown into the bus.
+ * Appends every control event, login, logout and user change to `file` as a JSON line. Requests refused before their
+ * credentials were accepted: the first per source in full, then a `summary` line per `refusedEveryMs`
+ * (`Timing.RefusedRequestLogSeconds`). A write failure is logged once and retried, never thrown into the bus.
  */
 export function createAuditLog(opts: {
   file: string;

@@ -4,7 +4,7 @@ import type { InstanceControl } from '../supervisor/contract.ts';
 import type { BackupListing } from '../supervisor/status.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
-import { type Answer, auditControl, type Caller, reply } from './control.ts';
+import { type Answer, auditControl, type Caller, NO_BACKUPS, reply } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress } from './request-info.ts';
@@ -50,8 +50,6 @@ export const backupRouteDocs: readonly RouteDoc[] = [
     }),
   ),
 ];
-
-const NO_BACKUPS = 'this daemon keeps no backups for the instance';
 
 async function list(instance: InstanceControl): Promise<Answer<BackupListing[]>> {
   if (!instance.backups) return { status: 404, error: NO_BACKUPS };

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
+import { setCapped } from '../auth/sessions.ts';
 import type { Bus } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
 import { commandProblem, MAX_COMMAND_BYTES } from '../config/sections/console-hub.ts';
@@ -9,7 +10,7 @@ import { ConsoleError } from '../process/console-fifo.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
-import { auditControl, type ControlRequest } from './control.ts';
+import { type Answer, auditControl, type ControlRequest } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { limitBody, remoteAddress, shownKey } from './request-info.ts';
@@ -19,28 +20,15 @@ import { errors, type RouteDoc } from './route-doc.ts';
 const WINDOW_MS = 60_000;
 const MAX_CALLERS = 1000;
 
-/**
- * `Console.CommandsPerMinute` per caller (instance, user and address), in any 60 s. `admit` takes one command, or
- * says false and takes nothing. The table is bounded, so made-up callers cannot grow it.
- */
+/** `Console.CommandsPerMinute` per caller (instance, user and address), in any 60 s; false takes nothing. */
 export function createConsoleRate() {
   const sent = new Map<string, number[]>();
-  const prune = (now: number) => {
-    for (const [caller, times] of sent) {
-      const kept = times.filter((t) => now - t < WINDOW_MS);
-      if (kept.length === 0) sent.delete(caller);
-      else sent.set(caller, kept);
-    }
-  };
   return {
     admit(caller: string, perMinute: number, now = monotonicMs()): boolean {
       const times = (sent.get(caller) ?? []).filter((t) => now - t < WINDOW_MS);
       if (times.length >= perMinute) return false;
-      times.push(now);
-      sent.set(caller, times);
-      if (sent.size > MAX_CALLERS) prune(now);
-      // Still full: the oldest caller goes, never the one being answered.
-      if (sent.size > MAX_CALLERS) sent.delete(sent.keys().next().value ?? caller);
+      // Bounded, so made-up callers cannot grow it: the least recently admitted goes, never this one.
+      setCapped(sent, caller, [...times, now], MAX_CALLERS);
       return true;
     },
   };
@@ -79,8 +67,6 @@ export const consoleRouteDocs: readonly RouteDoc[] = [
     responses: CONSOLE_RESPONSES,
   },
 ];
-
-type Answer = { status: 200 } | { status: 400 | 403 | 409 | 413 | 429 | 500; error: string };
 
 type Caller = Pick<ControlRequest, 'user' | 'remote' | 'via'>;
 

@@ -1,13 +1,10 @@
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
+import { CONTROL_ACTIONS } from '../../machines/instance.refusals.ts';
 import { CONTROL_VERBS, type ControlVerb, carryOut, controlRequestOf, HOLD_DEFAULT_MINUTES, reply } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, checkinSecret, type InstanceEnv } from './instance-auth.ts';
 import { errors, type QueryDoc, type RouteDoc } from './route-doc.ts';
-
-const ACTIONS = CONTROL_VERBS.filter(
-  (v): v is Exclude<ControlVerb, 'hold' | 'release'> => v !== 'hold' && v !== 'release',
-);
 
 const WHEN_DOC = {
   name: 'when',
@@ -47,7 +44,7 @@ export const controlQueryDocs = (action: ControlVerb): { query?: QueryDoc[] } =>
   QUERY_DOCS[action] ? { query: QUERY_DOCS[action] } : {};
 
 export const controlRouteDocs: readonly RouteDoc[] = [
-  ...ACTIONS.map(
+  ...CONTROL_ACTIONS.map(
     (action): RouteDoc => ({
       route: `post /instances/{key}/${action}`,
       tag: 'control',

@@ -15,9 +15,6 @@ export const CONTROL_VERBS: readonly ControlVerb[] = [...CONTROL_ACTIONS, 'hold'
 /** A hold without `minutes` lasts an hour; the longest is MAX_DELAY_MINUTES, the longest timer (about 24 days). */
 export const HOLD_DEFAULT_MINUTES = 60;
 
-/** Taken (done in the background), or refused at once with a reason a person can act on. */
-export type ControlAnswer = { status: 200 } | { status: 400 | 409; error: string };
-
 /** A route's answer: `body` as JSON (none: an empty 200), or `{ error }`. */
 export type Answer<T = unknown> =
   | { status: 200 | 201; body?: T }
@@ -55,6 +52,8 @@ export function controlRequestOf(
   return { query: (name) => c.req.query(name), user, remote, by: requester(key, user, remote), ...how };
 }
 
+export const NO_BACKUPS = 'this daemon keeps no backups for the instance';
+
 const isPolicy = (when: string): when is MaintenancePolicy =>
   (MAINTENANCE_POLICIES as readonly string[]).includes(when);
 
@@ -62,7 +61,7 @@ const isPolicy = (when: string): when is MaintenancePolicy =>
  * What a verb asks of the instance, or why it cannot be done. The instance is asked for its refusal before anything
  * is sent, so a request the machine would refuse is answered 409 with the reason rather than taken and then refused.
  */
-async function perform(instance: InstanceControl, verb: ControlVerb, req: ControlRequest): Promise<ControlAnswer> {
+async function perform(instance: InstanceControl, verb: ControlVerb, req: ControlRequest): Promise<Answer> {
   if (verb === 'hold') {
     const text = req.query('minutes');
     const minutes = text === undefined ? HOLD_DEFAULT_MINUTES : Number(text);
@@ -91,28 +90,23 @@ async function perform(instance: InstanceControl, verb: ControlVerb, req: Contro
     return { status: 400, error: `backup applies to restore only, not ${verb}` };
   const refused = instance.refusal?.(verb) ?? null;
   if (refused !== null) return { status: 409, error: refused };
-  const missing = await missingSnapshot(instance, withData, snapshot);
-  if (missing !== null) return { status: 409, error: missing };
+  if (withData || snapshot !== undefined) {
+    const backups = instance.backups;
+    if (backups === undefined) return { status: 409, error: NO_BACKUPS };
+    if (snapshot !== undefined && !(await backups.has(snapshot)))
+      return {
+        status: 409,
+        error: `there is no backup ${snapshot} of ${shownKey(instance.key)} (watchdog backups lists them)`,
+      };
+    if (snapshot === undefined && (await backups.forRollback()) === null)
+      return {
+        status: 409,
+        error:
+          'no snapshot was taken before the installed build was installed; roll back without withData to keep the current data',
+      };
+  }
   instance.control(verb, { when, by: req.by, withData, snapshot });
   return { status: 200 };
-}
-
-/** Why the snapshot a rollback with data or a restore puts back is not there, or null. */
-async function missingSnapshot(
-  instance: InstanceControl,
-  withData: boolean,
-  snapshot: string | undefined,
-): Promise<string | null> {
-  if (!withData && snapshot === undefined) return null;
-  const backups = instance.backups;
-  if (backups === undefined) return 'this daemon keeps no backups for the instance';
-  if (snapshot !== undefined)
-    return (await backups.has(snapshot))
-      ? null
-      : `there is no backup ${snapshot} of ${shownKey(instance.key)} (watchdog backups lists them)`;
-  return (await backups.forRollback()) !== null
-    ? null
-    : 'no snapshot was taken before the installed build was installed; roll back without withData to keep the current data';
 }
 
 /** A request past its credentials, for the audit log and the dashboard: a verb, backup, console command or download. */
@@ -143,8 +137,8 @@ export async function carryOut(
   instance: InstanceControl,
   verb: ControlVerb,
   req: ControlRequest,
-): Promise<ControlAnswer> {
-  let answer: ControlAnswer;
+): Promise<Answer> {
+  let answer: Answer;
   try {
     answer = await perform(instance, verb, req);
   } catch (err) {

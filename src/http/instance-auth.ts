@@ -117,13 +117,11 @@ export async function authorizeFor(
   return result;
 }
 
-type Denial = Extract<AuthResult, { ok: false }>;
-
 /** Sets `c.var.instance` and `c.var.user`, or answers the denial after telling `onRefused`. */
 function instanceAuth(
   deps: Pick<HttpDeps, 'registry' | 'users'>,
   credential: 'checkinSecret' | InstanceRoute,
-  onRefused: (c: Context, key: string, denial: Denial) => void,
+  onRefused: (c: Context, key: string, denial: Extract<AuthResult, { ok: false }>) => void,
 ): MiddlewareHandler<InstanceEnv> {
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
@@ -156,17 +154,9 @@ export function apiToken(
   route: 'control' | 'status',
   row: InstanceRoute,
 ): MiddlewareHandler<InstanceEnv> {
+  // The action is the verb of `/instances/:key/<verb>`.
   return instanceAuth(deps, row, (c, key, r) =>
-    reportRefused(deps.bus, c, {
-      route,
-      // The verb of `/instances/:key/<verb>`.
-      action: c.req.path.slice(c.req.path.lastIndexOf('/') + 1),
-      key,
-      user: r.user,
-      status: r.status,
-      reason: r.reason,
-      permission: r.permission,
-    }),
+    reportRefused(deps.bus, c, { ...r, route, action: c.req.path.slice(c.req.path.lastIndexOf('/') + 1), key }),
   );
 }
 

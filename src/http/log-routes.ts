@@ -10,7 +10,7 @@ import type { InstanceControl } from '../supervisor/contract.ts';
 import { ADMIN_CHALLENGE, type AdminEnv, adminAccess, decideAdminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
 import type { HttpDeps } from './deps.ts';
-import { authorizeFor, denied } from './instance-auth.ts';
+import { type AuthStatus, authorizeFor, denied } from './instance-auth.ts';
 import { reportRefused } from './refused.ts';
 import { shownKey } from './request-info.ts';
 import { needs } from './rights.ts';
@@ -83,24 +83,22 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
   const needed = ROUTE_PERMISSIONS[LOGS];
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
-    const report = (status: number, reason: string, user: string | undefined, permission?: Permission) =>
+    const report = (status: AuthStatus, reason: string, user?: string, permission?: Permission) =>
       reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason, permission });
+    const refuse = (status: AuthStatus, reason: string, user: string | undefined, permission?: Permission) => {
+      report(status, reason, user, permission);
+      return denied(c, status, reason, permission);
+    };
     const auth = await authorizeFor(c.req.header('authorization'), key, deps, [needed]);
     if (auth.ok) {
       c.set('instance', auth.instance);
       return next();
     }
     // A recognised user or key lacking the right: the answer is theirs, not the admin rule's.
-    if (auth.permission !== undefined) {
-      report(403, auth.reason, auth.user, auth.permission);
-      return denied(c, auth.status, auth.reason, auth.permission);
-    }
+    if (auth.permission !== undefined) return refuse(auth.status, auth.reason, auth.user, auth.permission);
     const admin = await decideAdminAccess(c, deps);
-    if (admin.ok && admin.principal && !can(admin.principal, needed, key, deps.users?.() ?? EMPTY_USERS)) {
-      const reason = `${admin.user} may not ${needed} on ${shownKey(key)}`;
-      report(403, reason, admin.user, needed);
-      return denied(c, 403, reason, needed);
-    }
+    if (admin.ok && admin.principal && !can(admin.principal, needed, key, deps.users?.() ?? EMPTY_USERS))
+      return refuse(403, `${admin.user} may not ${needed} on ${shownKey(key)}`, admin.user, needed);
     if (admin.ok) {
       const instance = deps.registry.get(key);
       if (!instance)
@@ -112,11 +110,8 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
       return next();
     }
     // Credentials that name this instance, or no Admin configured: the instance rule says what is wrong.
-    if (auth.user === key || deps.admin?.() === undefined) {
-      report(auth.status, auth.reason, auth.user);
-      return denied(c, auth.status, auth.reason);
-    }
-    report(admin.status, admin.error, undefined);
+    if (auth.user === key || deps.admin?.() === undefined) return refuse(auth.status, auth.reason, auth.user);
+    report(admin.status, admin.error);
     if (admin.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
     return c.json({ error: admin.error }, admin.status);
   };

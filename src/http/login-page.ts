@@ -55,19 +55,22 @@ export function loginAnswers(deps: HttpDeps & { sessions: SessionStore }) {
   };
 }
 
+/** The start of a login page up to its body, in the dashboard's look; `meta` goes after the charset. */
+export const pageHead = (title: string, meta: string) => `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  ${meta}
+  <title>watchdog · ${title}</title>
+  <link rel="icon" href="data:,">
+  <link rel="stylesheet" href="/login.css">
+</head>`;
+
 /** The login form, in the dashboard's look and without script; the name typed is kept (never the password). */
 function loginPage(opts: { message?: string; user: string; version: string; sso?: SsoLink }): string {
   const message = opts.message ? `\n      <p class="login-message" role="alert">${escapeHtml(opts.message)}</p>` : '';
   const sso = opts.sso ? ssoLink(opts.sso) : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <title>watchdog · log in</title>
-  <link rel="icon" href="data:,">
-  <link rel="stylesheet" href="/login.css">
-</head>
+  return `${pageHead('log in', '<meta name="viewport" content="width=device-width, initial-scale=1">')}
 <body>
   <header class="top">
     <h1>watchdog</h1>

@@ -98,6 +98,7 @@ export function loginRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimi
     if (block) return blocked(c, block, user);
     const admin = deps.admin?.();
     let owner: SessionOwner | undefined;
+    let failure: 'wrong_password' | 'wrong_code' = 'wrong_password';
     if (admin && isAdminLogin(admin, user, password))
       owner = { kind: 'admin', name: admin.username, fingerprint: adminFingerprint(admin) };
     else {
@@ -108,16 +109,12 @@ export function loginRoutes(deps: HttpDeps & { sessions: SessionStore; loginLimi
         return page(c, 503, 'The watchdog is checking many passwords at once; try again in a moment.', user);
       }
       // A second factor's code is checked only after the password, and a wrong one is answered as a wrong password.
-      if (found && found.totp !== undefined && !totp.accept(found.name, found.totp, code)) {
-        limits.failed(user);
-        told(c, user, 'wrong_code');
-        return page(c, 401, WRONG, user);
-      }
-      if (found) owner = { kind: 'user', name: found.name, fingerprint: userFingerprint(found) };
+      if (found && found.totp !== undefined && !totp.accept(found.name, found.totp, code)) failure = 'wrong_code';
+      else if (found) owner = { kind: 'user', name: found.name, fingerprint: userFingerprint(found) };
     }
     if (!owner) {
       limits.failed(user);
-      told(c, user, 'wrong_password');
+      told(c, user, failure);
       return page(c, 401, WRONG, user);
     }
     limits.succeeded(sourceOf(remoteAddress(c)), user);

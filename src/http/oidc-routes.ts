@@ -5,7 +5,7 @@ import { PENDING_MS } from '../auth/oidc-pending.ts';
 import type { SessionStore } from '../auth/sessions.ts';
 import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
 import type { HttpDeps } from './deps.ts';
-import { loginAnswers } from './login-page.ts';
+import { loginAnswers, pageHead } from './login-page.ts';
 import { sourceOf } from './refused.ts';
 import { remoteAddress } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
@@ -54,15 +54,7 @@ const SSO_USER = '(single sign-on)';
  * Goes on to the dashboard from a page of this origin. A redirect would not do: the browser arrived from the
  * provider's site, and a SameSite=Strict cookie is not sent on a redirect chain another site began.
  */
-const onwardPage = `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta http-equiv="refresh" content="0;url=/">
-  <title>watchdog · logged in</title>
-  <link rel="icon" href="data:,">
-  <link rel="stylesheet" href="/login.css">
-</head>
+const onwardPage = `${pageHead('logged in', '<meta http-equiv="refresh" content="0;url=/">')}
 <body><main><p class="panel login">Logged in. <a href="/">Go on to the dashboard</a></p></main></body>
 </html>
 `;

@@ -136,14 +136,6 @@ export const remoteAddress = (c: Context): string | undefined => clientOf(c).add
 export const limitBody = (maxSize: number, what = 'body') =>
   bodyLimit({ maxSize, onError: (c) => c.json({ error: `the ${what} is larger than ${maxSize} bytes` }, 413) });
 
-/** 405 with `Allow`, for another method on a known path. */
-export function methodNotAllowed(allow: string) {
-  return (c: Context): Response => {
-    c.header('Allow', allow);
-    return c.json({ error: `method ${c.req.method} not allowed; use ${allow}` }, 405);
-  };
-}
-
 /**
  * A key anyone can send, as logs, audit lines and bus events show it: control characters (terminal escapes in a TTY
  * log) become `?`, and it is cut at 200 characters. Configured keys are never altered.

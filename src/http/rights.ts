@@ -15,7 +15,7 @@ type Deps = Pick<HttpDeps, 'users' | 'bus'>;
 type Admitted = Pick<Context<AdminEnv>, 'var'>;
 
 /** Whether the client `adminAccess` let in may use `permission` on `instance` (`*`: all); all, without accounts. */
-export function allowed(c: Admitted, deps: Deps, permission: Permission, instance: string): boolean {
+export function allowed(c: Admitted, deps: Pick<HttpDeps, 'users'>, permission: Permission, instance: string): boolean {
   const p = c.var.principal;
   return p === undefined || can(p, permission, instance, deps.users?.() ?? EMPTY_USERS);
 }
@@ -38,6 +38,13 @@ export const refuseRight = <E extends AdminEnv>(c: Context<E>, deps: Deps, permi
     key,
     permission,
   });
+
+/** The status of each instance the client may see (status.read): the list, the page and `/events` agree. */
+export const visibleStatuses = (c: Admitted, deps: Pick<HttpDeps, 'registry' | 'users'>) =>
+  deps.registry
+    .list()
+    .filter((i) => allowed(c, deps, 'status.read', i.key))
+    .map((i) => i.status());
 
 /**
  * After `adminAccess` on a `/api/instances/:key/…` route: the permission of the instance route it mirrors, asked

@@ -20,27 +20,24 @@ type ListenOptions = {
   onError?: (err: Error) => void;
 };
 
-/**
- * A connection whose request headers have not all arrived in time (one that sends nothing, or a byte every few
- * seconds) gets 408 and is closed; Node looks for them every `connectionsCheckingInterval`.
- */
-function serverOptions(t: ListenOptions['timeouts']) {
-  if (!t) return {};
-  const shortest = Math.min(t.headersTimeoutMs, t.requestTimeoutMs);
-  return {
-    headersTimeout: t.headersTimeoutMs,
-    requestTimeout: t.requestTimeoutMs,
-    keepAliveTimeout: t.keepAliveTimeoutMs,
-    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(shortest / 4))),
-  };
-}
-
 /** Listens on node:http with @hono/node-server's adapter. */
 export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
-    const server = createServer(serverOptions(opts.timeouts), getRequestListener(app.fetch, { hostname: host }));
-    if (opts.timeouts) server.keepAliveTimeout = opts.timeouts.keepAliveTimeoutMs;
+    const t = opts.timeouts;
+    // A connection whose request headers have not all arrived in time (one that sends nothing, or a byte every few
+    // seconds) gets 408 and is closed; Node looks for them every `connectionsCheckingInterval`.
+    const options = t && {
+      headersTimeout: t.headersTimeoutMs,
+      requestTimeout: t.requestTimeoutMs,
+      keepAliveTimeout: t.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(
+        50,
+        Math.min(30_000, Math.floor(Math.min(t.headersTimeoutMs, t.requestTimeoutMs) / 4)),
+      ),
+    };
+    const server = createServer(options ?? {}, getRequestListener(app.fetch, { hostname: host }));
+    if (t) server.keepAliveTimeout = t.keepAliveTimeoutMs;
     opts.guard?.attach(server);
     const onError = (err: Error) =>
       reject(

@@ -1,18 +1,14 @@
 /** What the user routes (user-routes.ts) say about themselves for the OpenAPI document. */
 import { errors, type RouteDoc } from './route-doc.ts';
 
-const REFUSED =
-  'the client lacks users.manage, or the grant rule refuses (README "Users and rights"); names the permission';
 const NO_FILE =
   'the users file is broken or gone (fix it first), the user exists already, or the daemon has none to edit';
-const BAD_BODY = 'a body that is not the JSON asked for, or an unknown role';
-const NOT_FOUND = 'no such user';
 /** What every route here may answer besides its success (`body`: it takes a JSON body; `named`: a user's path). */
 const refusals = (body: boolean, named: boolean): RouteDoc['responses'] => ({
-  ...(body ? { 400: BAD_BODY } : errors(400)),
+  ...(body ? { 400: 'a body that is not the JSON asked for, or an unknown role' } : errors(400)),
   ...errors(401),
-  403: REFUSED,
-  ...(named ? { 404: NOT_FOUND } : {}),
+  403: 'the client lacks users.manage, or the grant rule refuses (README "Users and rights"); names the permission',
+  ...(named ? { 404: 'no such user' } : {}),
   ...errors(405),
   409: NO_FILE,
   ...(body ? errors(413) : {}),

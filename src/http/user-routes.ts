@@ -3,7 +3,6 @@ import { Hono } from 'hono';
 import * as v from 'valibot';
 import { mayManage, type UserChange } from '../auth/may-manage.ts';
 import { hashPassword } from '../auth/password.ts';
-import type { Permission } from '../auth/permissions.ts';
 import { addApiKey, checkedText, writeUsers } from '../auth/users-edit.ts';
 import {
   EMPTY_USERS,
@@ -52,9 +51,6 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
   const limit = limitBody(16_384);
   let queue = Promise.resolve();
 
-  const refuse = (c: Context<AdminEnv>, permission: Permission | undefined, error: string) =>
-    refuseAdmin(c, deps.bus, error, { permission });
-
   /** In turn with the other edits: `step` answers at once, or says what to write and audit. */
   const edit = (c: Context<AdminEnv>, step: (cur: Current) => Promise<Applied | Response>): Promise<Response> => {
     const task = queue.then(async (): Promise<Response> => {
@@ -97,11 +93,11 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
     edit(c, async (cur) => {
       const instances = deps.registry.list().map((i) => i.key);
       const gate = mayManage(c.var.principal, { action: 'list' }, cur.db, instances);
-      if (gate) return refuse(c, gate.permission, gate.error);
+      if (gate) return refuseAdmin(c, deps.bus, gate.error, { permission: gate.permission });
       const asked = await change(cur);
       if ('status' in asked) return reply(c, asked);
       const refusal = mayManage(c.var.principal, asked, cur.db, instances);
-      if (refusal) return refuse(c, refusal.permission, refusal.error);
+      if (refusal) return refuseAdmin(c, deps.bus, refusal.error, { permission: refusal.permission });
       return apply ? apply(cur) : reply(c, { status: 200, body: listOf(cur.doc) });
     });
 
@@ -186,7 +182,7 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
           ? 'this watchdog has no accounts (users.yml), so there is no user'
           : `${c.var.adminUser} is no user`;
       const error = `${who} of the users file logged in with its password, the only one given a key here (\`watchdog key create\` makes one on the daemon's host)`;
-      return refuse(c, undefined, error);
+      return refuseAdmin(c, deps.bus, error);
     }
     const name = p.user.name;
     return edit(c, async ({ doc }) => {

@@ -33,13 +33,7 @@ export const AgonesSchema = v.strictObject(
   'expected a map of Agones settings (Enabled, HealthSeconds, Port, PlayersSeconds, CrashLoopLimit)',
 );
 
-export interface AgonesConfig {
-  healthSeconds: number;
-  port: number;
-  playersSeconds: number;
-  /** `/health` stops once the instance's crash streak reaches this; it resumes after a stable run. */
-  crashLoopLimit: number;
-}
+export type AgonesConfig = NonNullable<ReturnType<typeof checkAgones>>;
 
 /**
  * Agones mode when it is on (`Enabled: true`, or `AGONES_SDK_HTTP_PORT` set and `Enabled` not false), and its rule:
@@ -49,7 +43,7 @@ export function checkAgones(
   raw: Record<string, unknown>,
   env: Record<string, string | undefined>,
   problem: ReportProblem,
-): AgonesConfig | null {
+) {
   const agones = isMap(raw.Agones) ? raw.Agones : {};
   const envPort = agonesPortFrom(env);
   const enabled = agones.Enabled === true || (agones.Enabled !== false && envPort !== undefined);
@@ -68,6 +62,7 @@ export function checkAgones(
     healthSeconds: num(agones.HealthSeconds, 2),
     port: num(agones.Port, envPort ?? DEFAULT_AGONES_HTTP_PORT),
     playersSeconds: num(agones.PlayersSeconds, 5),
+    // `/health` stops once the instance's crash streak reaches this; it resumes after a stable run.
     crashLoopLimit: num(agones.CrashLoopLimit, DEFAULT_CRASH_LOOP_LIMIT),
   };
 }

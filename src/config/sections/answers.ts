@@ -40,15 +40,10 @@ export const AnswersSchema = v.strictObject(
 
 export type AnswersSettings = v.InferOutput<typeof AnswersSchema>;
 
-/** A reader's caps, and the size cap's key (`Answers.HubMaxKilobytes`) for the error of an answer past it. */
-export interface AnswerCap {
-  maxBytes: number;
-  timeoutMs: number;
-  setting: string;
-}
+export type AnswerCap = ReturnType<typeof answerCap>;
 
-/** The caps of `reader` (`Hub`, `Oidc`, …) in bytes and milliseconds. */
-export function answerCap(a: AnswersSettings, reader: 'Server' | 'Hub' | 'BaseUrl' | 'Oidc'): AnswerCap {
+/** The caps of `reader` (`Hub`, `Oidc`, …) in bytes and ms, and the key an answer past the size cap names. */
+export function answerCap(a: AnswersSettings, reader: 'Server' | 'Hub' | 'BaseUrl' | 'Oidc') {
   return {
     maxBytes: a[`${reader}MaxKilobytes`] * 1000,
     timeoutMs: a[`${reader}TimeoutSeconds`] * 1000,

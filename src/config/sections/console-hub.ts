@@ -36,10 +36,8 @@ export const HubSchema = v.optional(
   {},
 );
 
-export type ConsoleSetting = v.InferOutput<typeof ConsoleSchema>;
-
 /** The console settings whichever form they were written in; null when it is off. */
-export function consoleOf(setting: ConsoleSetting): { commandsPerMinute: number } | null {
+export function consoleOf(setting: v.InferOutput<typeof ConsoleSchema>): { commandsPerMinute: number } | null {
   if (setting === false) return null;
   if (setting === true) return { commandsPerMinute: 30 };
   return setting.Enabled ? { commandsPerMinute: setting.CommandsPerMinute } : null;

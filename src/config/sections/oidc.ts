@@ -11,13 +11,7 @@ export function isLoopbackUrl(url: URL): boolean {
   return host === 'localhost' || isLoopback(host);
 }
 
-const parsed = (text: string): URL | undefined => {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
-};
+const parsed = (text: string): URL | undefined => (URL.canParse(text) ? new URL(text) : undefined);
 
 const ClaimName = v.pipe(
   v.string('expected a claim name'),

@@ -1,15 +1,8 @@
 import { isIP } from 'node:net';
 import * as v from 'valibot';
 
-/** One `TrustedProxies` entry: an address, or a CIDR block (`10.0.0.0/8`, `fd00::/8`). */
-export interface ProxyRange {
-  address: string;
-  prefix: number;
-  family: 'ipv4' | 'ipv6';
-}
-
-/** Parses an entry; null when it is neither an IP address nor a CIDR block with a prefix that fits its family. */
-export function parseProxyRange(text: string): ProxyRange | null {
+/** A `TrustedProxies` entry; null when it is neither an IP address nor a CIDR block whose prefix fits its family. */
+export function parseProxyRange(text: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
   const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(text.trim());
   if (!m) return null;
   const address = m[1] ?? '';

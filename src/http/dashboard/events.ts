@@ -8,7 +8,7 @@ import { sessionPrincipal } from '../account-access.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { boundedWrites } from '../log-routes.ts';
-import { allowed } from '../rights.ts';
+import { allowed, visibleStatuses } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { recordRecentEvents, STREAMED, type Streamed } from './recent-events.ts';
 
@@ -105,10 +105,7 @@ export function eventRoutes(
         version,
         now: Date.now(),
         states,
-        instances: registry
-          .list()
-          .filter((i) => sees(i.key))
-          .map((i) => i.status()),
+        instances: visibleStatuses(c, deps),
         recent: recent.list().filter((r) => sees(r.event.key)),
         // The event names to listen for, so the page's list cannot drift from this one.
         events: withLogs ? [...STREAMED, 'instance:log'] : STREAMED,

@@ -180,7 +180,6 @@ export function renderPage(index: string, state: PageState, chart: ChartSource):
     .join('\n');
   // `<` escaped so no text in it (an instance name) can close the script element.
   const json = JSON.stringify(state).replace(/</g, '\\u003c');
-  const time = new Date(state.now).toISOString().slice(11, 19);
   let html = index;
   html = fill(
     html,
@@ -191,7 +190,7 @@ export function renderPage(index: string, state: PageState, chart: ChartSource):
     html,
     /<span id="conn" class="conn" data-state="connecting" role="status">[^<]*<\/span>/,
     () =>
-      `<span id="conn" class="conn" data-state="snapshot" role="status" title="the page as the daemon sent it; live updates follow">as of ${time} UTC</span>`,
+      `<span id="conn" class="conn" data-state="snapshot" role="status" title="the page as the daemon sent it; live updates follow">as of ${utcTime(state.now)} UTC</span>`,
   );
   html = fill(
     html,

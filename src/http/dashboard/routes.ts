@@ -6,7 +6,7 @@ import { cachedChartSvg } from '../../chart/render.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
-import { allowed, meOf } from '../rights.ts';
+import { allowed, meOf, visibleStatuses } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { type ChartSource, dashboardPage } from './page.ts';
 
@@ -82,10 +82,7 @@ export function dashboardRoutes(deps: HttpDeps & Required<Pick<HttpDeps, 'recent
     const state = {
       version: deps.version,
       now: Date.now(),
-      instances: deps.registry
-        .list()
-        .filter((i) => allowed(c, deps, 'status.read', i.key))
-        .map((i) => i.status()),
+      instances: visibleStatuses(c, deps),
       recent: deps.recent.list().filter((r) => allowed(c, deps, 'status.read', r.event.key)),
       stateNames: OPERATOR_STATES,
       me: c.var.principal === undefined ? undefined : meOf(c, deps),

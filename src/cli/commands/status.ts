@@ -75,21 +75,14 @@ async function adminSnapshot(
   return row ? { rows: [row], errors: [] } : { rows: [], errors: [new UnknownInstanceError(key, keys)] };
 }
 
-/** Which keys to ask for without Admin credentials: the one given, else every instance of the local config. */
-async function localKeys(target: Target, key: string | undefined): Promise<string[] | undefined> {
-  if (key !== undefined) return [key];
-  const config = await target.localConfig();
-  if (config) return config.instances.map((i) => i.key);
-  if (target.tokenGiven) throw new ClientError(NEEDS_ADMIN, 2);
-  return undefined;
-}
-
 /** Fetches every requested status in parallel; one failure does not hide the others. */
 async function snapshot(target: Target, key: string | undefined): Promise<Snapshot> {
   const url = await target.url();
   // Admin credentials, or a kept login where no token was given: the daemon's list, as far as they may read it.
   if (target.admin() || (!target.tokenGiven && (await target.login()))) return adminSnapshot(url, target, key, true);
-  const keys = await localKeys(target, key);
+  // Without Admin credentials: the key given, else every instance of the local config, else the daemon's list.
+  const keys = key !== undefined ? [key] : (await target.localConfig())?.instances.map((i) => i.key);
+  if (keys === undefined && target.tokenGiven) throw new ClientError(NEEDS_ADMIN, 2);
   if (keys === undefined) return adminSnapshot(url, target, key, false);
   const results = await Promise.allSettled(keys.map((k) => atInstance(target, k, fetchStatus)));
   const rows: StatusRow[] = [];

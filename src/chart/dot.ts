@@ -3,7 +3,7 @@
  * from or to a leaf inside it, clipped at the cluster's border (`ltail`/`lhead`). One on a compound state into its
  * own child (`server` → `server.running`) is drawn from each sibling it leaves, and listed in the state it re-enters.
  */
-import { type ChartEdge, type ChartGraph, type ChartState, within } from './graph.ts';
+import { type ChartGraph, type ChartState, within } from './graph.ts';
 
 export type DrawnKind = 'event' | 'result' | 'after' | 'always';
 
@@ -27,8 +27,6 @@ export const EDGE_STYLE: Record<DrawnKind, { color: string; meaning: string }> =
 
 /** Compound and parallel states are drawn as clusters, their children inside; other states as nodes. */
 export const isCluster = (s: ChartState | undefined): boolean => s?.kind === 'compound' || s?.kind === 'parallel';
-
-const kindOf = (e: ChartEdge): DrawnKind => (e.kind === 'done' || e.kind === 'error' ? 'result' : e.kind);
 
 /** The arrows, and per state the transitions it handles in place (no target, or self-loops Graphviz would overlap). */
 export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Map<string, string[]> } {
@@ -68,7 +66,7 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
       keep(e.source, e.label);
       continue;
     }
-    const kind = kindOf(e);
+    const kind = e.kind === 'done' || e.kind === 'error' ? 'result' : e.kind;
     const head = end(e.target);
     if (e.source === '' || !within(graph, e.target, e.source) || e.source === e.target) {
       add(end(e.source, head.node), head, e.label, kind);

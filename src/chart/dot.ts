@@ -3,7 +3,7 @@
  * from or to a leaf inside it, clipped at the cluster's border (`ltail`/`lhead`). One on a compound state into its
  * own child (`server` → `server.running`) is drawn from each sibling it leaves, and listed in the state it re-enters.
  */
-import { type ChartEdge, type ChartGraph, type ChartState, within } from './graph.ts';
+import { type ChartGraph, type ChartState, within } from './graph.ts';
 
 export type DrawnKind = 'event' | 'result' | 'after' | 'always';
 
@@ -27,8 +27,6 @@ export const EDGE_STYLE: Record<DrawnKind, { color: string; meaning: string }> =
 
 /** Compound and parallel states are drawn as clusters, their children inside; other states as nodes. */
 export const isCluster = (s: ChartState | undefined): boolean => s?.kind === 'compound' || s?.kind === 'parallel';
-
-const kindOf = (e: ChartEdge): DrawnKind => (e.kind === 'done' || e.kind === 'error' ? 'result' : e.kind);
 
 /** The arrows, and per state the transitions it handles in place (no target, or self-loops Graphviz would overlap). */
 export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Map<string, string[]> } {
@@ -56,7 +54,8 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
   const inPlace = new Map<string, string[]>();
   const keep = (path: string, label: string) => inPlace.set(path, [...(inPlace.get(path) ?? []), ...label.split('\n')]);
   const merged = new Map<string, DrawnEdge>();
-  const add = (d: DrawnEdge) => {
+  const add = (from: ReturnType<typeof end>, to: ReturnType<typeof end>, label: string, kind: DrawnKind) => {
+    const d = { tail: from.node, head: to.node, ltail: from.cluster, lhead: to.cluster, label, kind };
     if (d.tail === d.head && d.ltail === null && d.lhead === null) return keep(d.tail, d.label);
     const k = JSON.stringify([d.tail, d.head, d.ltail, d.lhead, d.kind]);
     const prev = merged.get(k);
@@ -67,21 +66,17 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
       keep(e.source, e.label);
       continue;
     }
-    const kind = kindOf(e);
+    const kind = e.kind === 'done' || e.kind === 'error' ? 'result' : e.kind;
     const head = end(e.target);
     if (e.source === '' || !within(graph, e.target, e.source) || e.source === e.target) {
-      const tail = end(e.source, head.node);
-      add({ tail: tail.node, head: head.node, ltail: tail.cluster, lhead: head.cluster, label: e.label, kind });
+      add(end(e.source, head.node), head, e.label, kind);
       continue;
     }
     // Into itself: from every child it leaves (those not holding the target), and a loop on an atomic target.
     for (const child of graph.states.filter((s) => s.parent === e.source)) {
-      if (within(graph, e.target, child.path)) continue;
-      const tail = end(child.path, head.node);
-      add({ tail: tail.node, head: head.node, ltail: tail.cluster, lhead: head.cluster, label: e.label, kind });
+      if (!within(graph, e.target, child.path)) add(end(child.path, head.node), head, e.label, kind);
     }
-    if (head.cluster === null)
-      add({ tail: head.node, head: head.node, ltail: null, lhead: null, label: e.label, kind });
+    if (head.cluster === null) add(head, head, e.label, kind);
   }
   return { edges: fromAnyChild(graph, [...merged.values()]), inPlace };
 }

@@ -59,10 +59,6 @@ export function cachedChartSvg(log?: Logger): (view: ChartView) => Promise<strin
   };
 }
 
-/**
- * Mermaid `stateDiagram-v2` of the chart: leaves drawn flat under their dotted names (Mermaid cannot draw transitions
- * between composite states), coloured by top-level group; the machine's own transitions leave an "any state" node.
- */
 const ANY = 'any_state';
 
 /** The Mermaid node id of a state path: `stopped.idle` → `stopped_idle`, `''` (the machine) → `any_state`. */
@@ -81,6 +77,10 @@ const GROUP_STYLES: Record<string, string> = {
   updateCheck: 'fill:#fffde7,stroke:#f9a825',
 };
 
+/**
+ * Mermaid `stateDiagram-v2` of the chart: leaves drawn flat under their dotted names (Mermaid cannot draw transitions
+ * between composite states), coloured by top-level group; the machine's own transitions leave an "any state" node.
+ */
 export function toMermaid(graph: ChartGraph): string {
   const lines = [
     'stateDiagram-v2',

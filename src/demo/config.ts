@@ -15,10 +15,7 @@ function authMode(raw: string, log: Logger): AuthMode {
   return 'Required';
 }
 
-/**
- * `hub.tags`: a comma list. Entries are trimmed and empty ones dropped (the engine drops empties before
- * trimming, so `"a, ,b"` gives it an empty tag; we do not copy that).
- */
+/** `hub.tags`: a comma list, trimmed, empty entries dropped (the engine, trimming last, keeps `"a, ,b"`'s). */
 export function splitTags(raw: string): string[] {
   return raw
     .split(',')

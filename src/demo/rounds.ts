@@ -37,10 +37,7 @@ async function writeHistory(dataDir: string, rounds: RoundRecord[]): Promise<voi
   await rename(tmp, join(dataDir, FILE));
 }
 
-/**
- * Plays rounds of a fixed length, one after another; round ids continue from the recorded history.
- * Each finished round is appended to `rounds.json` (last 100 kept) inside the data folder only.
- */
+/** Rounds of a fixed length back to back, ids going on from `<data-dir>/rounds.json`, which keeps the last 100. */
 export async function startRounds(opts: {
   lengthSeconds: number;
   /** `--data-dir`; without it nothing is written. */

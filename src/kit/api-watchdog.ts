@@ -26,17 +26,14 @@ export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** The status and plain-text body the engine answers a refusal with. */
-interface Refusal {
-  status: 400 | 401 | 404;
-  body: string;
-}
-
 /**
  * The `WatchdogToken` header against `watchdog.token`: unset token → 404 (as the engine), header missing → 400 (the
- * engine's /update throws, a 500), wrong → 401; undefined when allowed.
+ * engine's /update throws, a 500), wrong → 401, each with the engine's plain-text body; undefined when allowed.
  */
-export function checkWatchdogToken(header: string | undefined, expected: string | undefined): Refusal | undefined {
+export function checkWatchdogToken(
+  header: string | undefined,
+  expected: string | undefined,
+): { status: 400 | 401 | 404; body: string } | undefined {
   if (!expected) return { status: 404, body: 'Not Found' };
   if (header === undefined) return { status: 400, body: 'Expected WatchdogToken header' };
   if (!sameSecret(header, expected)) return { status: 401, body: 'Unauthorized' };

@@ -64,14 +64,6 @@ export const StatusSchema = v.looseObject(
 );
 export type Status = v.InferOutput<typeof StatusSchema>;
 
-export const AuthSchema = v.looseObject(
-  {
-    mode: v.picklist(AUTH_MODES, `mode must be one of ${AUTH_MODES.join(', ')}`),
-    public_key: v.optional(v.nullable(text('public_key'))),
-  },
-  'auth must be an object',
-);
-
 export const BuildSchema = v.looseObject(
   {
     engine_version: optionalText,
@@ -116,7 +108,13 @@ export const InfoSchema = v.looseObject(
     connect_addrees: v.optional(ConnectAddress),
     /** The engine's and the launcher's spelling. */
     connect_address: v.optional(ConnectAddress),
-    auth: AuthSchema,
+    auth: v.looseObject(
+      {
+        mode: v.picklist(AUTH_MODES, `mode must be one of ${AUTH_MODES.join(', ')}`),
+        public_key: v.optional(v.nullable(text('public_key'))),
+      },
+      'auth must be an object',
+    ),
     build: v.nullable(BuildSchema),
     desc: v.optional(v.nullable(text('desc'))),
     /** The engine sends none unless the game adds some. */

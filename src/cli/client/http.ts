@@ -78,17 +78,8 @@ export const fetchBackups = (ep: Endpoint): Promise<BackupListing[]> =>
   request(instancePath(ep, 'backups'), ep, 'the backup list', { authorization: ep.authorization });
 
 /** `POST /instances/<key>/<action>`, with `when`, `withData`, `backup` or `minutes` and `reason` in `query`. */
-export async function postControl(
-  ep: Endpoint,
-  action: ControlAction | 'hold' | 'release',
-  query: Record<string, string> = {},
-): Promise<void> {
-  await request(instancePath(ep, action), ep, action, {
-    method: 'POST',
-    authorization: ep.authorization,
-    query,
-  });
-}
+export const postControl = (ep: Endpoint, action: ControlAction | 'hold' | 'release', query?: Record<string, string>) =>
+  request<unknown>(instancePath(ep, action), ep, action, { method: 'POST', authorization: ep.authorization, query });
 
 /** `GET /api/instances`, as Admin (or, without credentials, as a loopback client of a daemon with no Admin). */
 export async function fetchAllStatus(

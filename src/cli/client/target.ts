@@ -53,18 +53,6 @@ export interface TargetOptions {
   warn: (message: string) => void;
 }
 
-/** `user:password` split at the first colon, as HTTP Basic does. */
-function splitLogin(text: string | undefined): { user?: string; password?: string } {
-  if (!text) return {};
-  const colon = text.indexOf(':');
-  if (colon < 0)
-    throw new ClientError(
-      'WATCHDOG_ADMIN must be user:password (the Admin.Username and Admin.Password of the daemon)',
-      2,
-    );
-  return { user: text.slice(0, colon), password: text.slice(colon + 1) };
-}
-
 /** The local config for `Urls` and tokens, else why not (`--url` and `--token` suffice); a bad `--config` throws. */
 async function loadLocalConfig(opts: TargetOptions): Promise<{ config?: ResolvedConfig; problems: string[] }> {
   const file = resolve(opts.cwd, opts.config ?? 'appsettings.yml');
@@ -135,9 +123,16 @@ export function createTarget(opts: TargetOptions) {
 
   /** Admin credentials, or undefined; exit 2 when half given. */
   const admin = (): AdminLogin | undefined => {
-    const env = splitLogin(opts.env.WATCHDOG_ADMIN);
-    const username = opts.user ?? env.user;
-    const password = opts.password ?? env.password;
+    // `user:password` split at the first colon, as HTTP Basic does.
+    const env = opts.env.WATCHDOG_ADMIN || undefined;
+    const colon = env?.indexOf(':') ?? -1;
+    if (env !== undefined && colon < 0)
+      throw new ClientError(
+        'WATCHDOG_ADMIN must be user:password (the Admin.Username and Admin.Password of the daemon)',
+        2,
+      );
+    const username = opts.user ?? env?.slice(0, colon);
+    const password = opts.password ?? env?.slice(colon + 1);
     if (username === undefined && password === undefined) return undefined;
     if (username === undefined || password === undefined) {
       throw new ClientError(

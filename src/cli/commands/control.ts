@@ -121,19 +121,9 @@ export function control(action: ControlAction): Command {
     });
     const seconds = Math.round(outcome.ms / 100) / 10;
     if (values.json) {
+      const { ok, text } = outcome;
       const { state, pid, revision, lastExit } = outcome.status;
-      const result = {
-        key,
-        action,
-        ok: outcome.ok,
-        outcome: outcome.text,
-        state,
-        pid,
-        revision,
-        lastExit,
-        seconds,
-        url,
-      };
+      const result = { key, action, ok, outcome: text, state, pid, revision, lastExit, seconds, url };
       process.stdout.write(`${JSON.stringify(result)}\n`);
     } else {
       process.stdout.write(`${action} of ${key} ${outcome.ok ? 'done' : 'failed'}: ${outcome.text} (${seconds} s)\n`);

@@ -33,10 +33,6 @@ export const fetchFileOptions = {
   continue: { type: 'boolean' },
 } as const satisfies CommandOptions;
 
-/** The URL of `path` (`/`-separated, each segment encoded) under the instance's files. */
-const filesUrl = (ep: Pick<Endpoint, 'url' | 'key'>, path: string) =>
-  instancePath(ep, ['files', ...path.split('/').filter(Boolean).map(encodeURIComponent)].join('/'));
-
 /** `name  size  time` columns, folders marked with a trailing `/`. */
 export function listingTable(listing: FileListing): string {
   const rows = listing.entries.map((e) => [
@@ -64,7 +60,8 @@ async function getShared(
 ): Promise<Response> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), TIMEOUT_MS);
-  const res = await fetch(filesUrl(ep, path), {
+  const url = instancePath(ep, ['files', ...path.split('/').filter(Boolean).map(encodeURIComponent)].join('/'));
+  const res = await fetch(url, {
     headers: { authorization: ep.authorization, ...headers },
     signal: abort.signal,
   })

@@ -44,10 +44,9 @@ export const hold: Command = async (args) => {
   const held = await atInstance(targetOf('hold', values), key, async (ep) => {
     // The status reads only improve the message: the hold is taken whether or not they answer.
     const current = () =>
-      fetchStatus(ep).then(
-        (s) => s.maintenance?.hold ?? null,
-        () => null,
-      );
+      fetchStatus(ep)
+        .then((s) => s.maintenance?.hold ?? null)
+        .catch(() => null);
     const before = await current();
     await postControl(ep, 'hold', query);
     return { before, after: await current(), url: ep.url };

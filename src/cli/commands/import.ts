@@ -47,12 +47,8 @@ async function importOne(
   const row = db.rows.get(instance.key);
   if (!row) return { lines: [`${instance.key}: not in the data file`], failed: false };
   if (!opts.force && (await instanceDataKind(instance.dir)) === 'ours') {
-    return {
-      lines: [
-        `${instance.key}: skipped, ${relative(opts.cwd, instance.dir) || '.'}/${DATA_FILE} exists (--force replaces it)`,
-      ],
-      failed: false,
-    };
+    const where = `${relative(opts.cwd, instance.dir) || '.'}/${DATA_FILE}`;
+    return { lines: [`${instance.key}: skipped, ${where} exists (--force replaces it)`], failed: false };
   }
   const found = await inspectRow(row, instance, { persistServers: opts.persistServers, before: opts.before });
   const lines = [`${instance.key}: revision ${found.revision ?? '(none)'}; ${serverLine(found, opts.dryRun)}`];

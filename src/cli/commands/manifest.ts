@@ -11,7 +11,6 @@ export const usage = `usage: watchdog manifest <dir> --base-url URL [--out FILE]
 export const options = {
   'base-url': { type: 'string' },
   out: { type: 'string', short: 'o' },
-  help: { type: 'boolean', short: 'h' },
 } as const satisfies CommandOptions;
 
 export async function run(args: string[]): Promise<number> {

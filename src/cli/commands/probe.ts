@@ -6,10 +6,7 @@ import type { CommandOptions } from '../registry.ts';
 export const usage =
   'usage: watchdog probe <address> [--json]\n  address: host[:port] (port 1212), ss14://host[:port], ss14s://host[/path], or an http(s):// URL';
 
-export const options = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies CommandOptions;
+export const options = { json: { type: 'boolean' } } as const satisfies CommandOptions;
 
 /** `watchdog probe <address>`: exit 1 when the server is unreachable or its answers are invalid. */
 export async function run(args: string[]): Promise<number> {

@@ -6,27 +6,6 @@ import { colourEnabled, renderStatusTable, type StatusRow } from '../client/stat
 import { ADMIN_FLAGS, atInstance, TARGET_FLAGS, type Target, targetOf } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
 
-/** Repeats `draw` until Ctrl-C (exit 0: the person asked to stop) or `count` draws (the last one's exit code). */
-async function repeatUntilInterrupted(
-  draw: (n: number) => Promise<number>,
-  opts: { intervalMs: number; count?: number },
-): Promise<number> {
-  const stop = onInterrupt();
-  let code = 0;
-  try {
-    for (let n = 1; !stop.interrupted && (opts.count === undefined || n <= opts.count); n++) {
-      code = await draw(n);
-      if (stop.interrupted || n === opts.count) break;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([stop.signalled, new Promise<void>((r) => (timer = setTimeout(r, opts.intervalMs)))]);
-      clearTimeout(timer);
-    }
-  } finally {
-    stop.dispose();
-  }
-  return stop.interrupted ? 0 : code;
-}
-
 export const usage = `usage: watchdog status [key] [--json] [--watch] [--interval S] [--count N] [--url URL] [--token T] [--config F] [--user U --password P]
   key           one instance (default: every instance: all the daemon's with Admin credentials, else each one
                 in the local appsettings.yml with its own token)
@@ -75,21 +54,14 @@ async function adminSnapshot(
   return row ? { rows: [row], errors: [] } : { rows: [], errors: [new UnknownInstanceError(key, keys)] };
 }
 
-/** Which keys to ask for without Admin credentials: the one given, else every instance of the local config. */
-async function localKeys(target: Target, key: string | undefined): Promise<string[] | undefined> {
-  if (key !== undefined) return [key];
-  const config = await target.localConfig();
-  if (config) return config.instances.map((i) => i.key);
-  if (target.tokenGiven) throw new ClientError(NEEDS_ADMIN, 2);
-  return undefined;
-}
-
 /** Fetches every requested status in parallel; one failure does not hide the others. */
 async function snapshot(target: Target, key: string | undefined): Promise<Snapshot> {
   const url = await target.url();
   // Admin credentials, or a kept login where no token was given: the daemon's list, as far as they may read it.
   if (target.admin() || (!target.tokenGiven && (await target.login()))) return adminSnapshot(url, target, key, true);
-  const keys = await localKeys(target, key);
+  // Without Admin credentials: the key given, else every instance of the local config, else the daemon's list.
+  const keys = key !== undefined ? [key] : (await target.localConfig())?.instances.map((i) => i.key);
+  if (keys === undefined && target.tokenGiven) throw new ClientError(NEEDS_ADMIN, 2);
   if (keys === undefined) return adminSnapshot(url, target, key, false);
   const results = await Promise.allSettled(keys.map((k) => atInstance(target, k, fetchStatus)));
   const rows: StatusRow[] = [];
@@ -139,8 +111,11 @@ export async function run(args: string[]): Promise<number> {
   if (!watch) return print(await snapshot(target, key), { key, json, watch, colour });
 
   const tty = process.stdout.isTTY === true && !json;
-  return repeatUntilInterrupted(
-    async (n) => {
+  // Until Ctrl-C (exit 0: the person asked to stop) or `count` draws (the last one's exit code).
+  const stop = onInterrupt();
+  let code = 0;
+  try {
+    for (let n = 1; !stop.interrupted && (count === undefined || n <= count); n++) {
       let snap: Snapshot;
       try {
         snap = await snapshot(target, key);
@@ -152,8 +127,14 @@ export async function run(args: string[]): Promise<number> {
       if (tty)
         process.stdout.write(`\x1b[H\x1b[2J` + `every ${intervalMs / 1000}s · ${new Date().toLocaleTimeString()}\n\n`);
       else if (n > 1 && !json) process.stdout.write('\n');
-      return print(snap, { key, json, watch, colour });
-    },
-    { intervalMs, count },
-  );
+      code = print(snap, { key, json, watch, colour });
+      if (stop.interrupted || n === count) break;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([stop.signalled, new Promise<void>((r) => (timer = setTimeout(r, intervalMs)))]);
+      clearTimeout(timer);
+    }
+  } finally {
+    stop.dispose();
+  }
+  return stop.interrupted ? 0 : code;
 }

@@ -1,7 +1,7 @@
 import { hashPassword } from '../../auth/password.ts';
 import { newTotpSecret, otpauthUri } from '../../auth/totp.ts';
 import { checkedText, readForEdit, writeUsers } from '../../auth/users-edit.ts';
-import { NAME, type UsersDoc } from '../../auth/users-file.ts';
+import { NAME } from '../../auth/users-file.ts';
 import { loadConfig } from '../../config/load.ts';
 import { ConfigError, UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
@@ -48,18 +48,6 @@ function nameArg(positionals: string[]): string {
   return name;
 }
 
-function list(doc: UsersDoc): number {
-  const users = Object.entries(doc.Users ?? {});
-  if (users.length === 0) process.stdout.write('no users\n');
-  const keys = Object.values(doc.Keys ?? {});
-  for (const [name, u] of users) {
-    const owned = keys.filter((k) => k.User === name).length;
-    const totp = u.Totp === undefined ? '' : '\ttotp: on';
-    process.stdout.write(`${name}\troles: ${(u.Roles ?? []).join(', ') || '(none)'}\tkeys: ${owned}${totp}\n`);
-  }
-  return 0;
-}
-
 /** `watchdog user add|passwd|remove|list|totp`. */
 export const run: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, options, usage);
@@ -75,7 +63,14 @@ export const run: Command = async (args) => {
   };
   if (verb === 'list') {
     if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${usage}`);
-    return list(doc);
+    if (Object.keys(users).length === 0) process.stdout.write('no users\n');
+    const keys = Object.values(doc.Keys ?? {});
+    for (const [name, u] of Object.entries(users)) {
+      const owned = keys.filter((k) => k.User === name).length;
+      const totp = u.Totp === undefined ? '' : '\ttotp: on';
+      process.stdout.write(`${name}\troles: ${(u.Roles ?? []).join(', ') || '(none)'}\tkeys: ${owned}${totp}\n`);
+    }
+    return 0;
   }
   if (verb !== 'add' && verb !== 'passwd' && verb !== 'remove' && verb !== 'totp')
     throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${usage}`);

@@ -43,10 +43,6 @@ export type HubSettings = NonNullable<Awaited<ReturnType<typeof hubSettingsOf>>>
 
 export type Listing = 'listed' | 'missing';
 
-/** Built as the engine builds its advertise address: the hub URL as text, then the path. */
-export const infoUrl = (hubUrl: string, address: string): string =>
-  `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
-
 /**
  * Whether a hub lists a server now: SS14.ServerHub's `api/servers/info?url=` answers its `/info` until 3 minutes after
  * its last advertise, else 404 (one small request, not the whole list). An error when the hub cannot say.
@@ -56,7 +52,8 @@ export async function checkListing(
   address: string,
   opts: Pick<AnswerCap, 'timeoutMs' | 'maxBytes'> & { setting?: string },
 ): Promise<Listing> {
-  const url = infoUrl(hubUrl, address);
+  // Built as the engine builds its advertise address: the hub URL as text, then the path.
+  const url = `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
   let res: Response;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs), headers: { Accept: 'application/json' } });

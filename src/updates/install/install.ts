@@ -22,7 +22,7 @@ export function updateDir(instanceDir: string): string {
   return join(instanceDir, '.update');
 }
 
-const exists = async (path: string): Promise<boolean> => (await lstat(path).catch(() => null)) !== null;
+export const exists = async (path: string): Promise<boolean> => (await lstat(path).catch(() => null)) !== null;
 const scratchName = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
 /** An UpdateError says itself that `bin/` is as it was; anything else is wrapped to say so. */

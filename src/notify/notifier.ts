@@ -66,9 +66,7 @@ export function createNotifier(opts: NotifierOptions) {
       const n = make();
       if (!n) return;
       for (const r of routesFor(routes, n)) {
-        const ctx: DeliveryContext = { format: r.format, timeoutMs, maxAnswerBytes, ca };
-        const name = nameOf?.(n.key);
-        if (name !== undefined) ctx.name = name;
+        const ctx: DeliveryContext = { format: r.format, timeoutMs, maxAnswerBytes, ca, name: nameOf?.(n.key) };
         senders.get(targetIdentity(r.target))?.send(deliveryFor(r.target, n, ctx));
       }
     } catch (err) {

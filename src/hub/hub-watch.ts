@@ -54,20 +54,16 @@ export async function checkListing(
 ): Promise<Listing> {
   // Built as the engine builds its advertise address: the hub URL as text, then the path.
   const url = `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
-  let res: Response;
-  try {
-    res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs), headers: { Accept: 'application/json' } });
-  } catch (err) {
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const res = await fetch(url, { signal, headers: { Accept: 'application/json' } }).catch((err: unknown) => {
     const late = (err as Error | null)?.name === 'TimeoutError' ? `no answer within ${opts.timeoutMs / 1000} s` : '';
     throw new Error(`cannot reach the hub at ${url}: ${late || describeError(err)}`, { cause: err });
-  }
+  });
   // Read to free the connection; a hub is any URL config.toml names: one answering too much counts as unreachable.
-  try {
-    await readCapped(res.body, opts.maxBytes, 'its answer', opts.setting);
-  } catch (err) {
+  await readCapped(res.body, opts.maxBytes, 'its answer', opts.setting).catch((err: unknown) => {
     const why = err instanceof AnswerTooLargeError ? err.message : `its answer was cut short (${describeError(err)})`;
     throw new Error(`the hub at ${url} answered HTTP ${res.status}, but ${why}`, { cause: err });
-  }
+  });
   if (res.status === 200) return 'listed';
   if (res.status === 404) return 'missing';
   throw new Error(`the hub at ${url} answered HTTP ${res.status}`);

@@ -110,14 +110,12 @@ export function createHubWatch(opts: {
   const hubs = new Map(opts.settings.hubUrls.map((hub) => [hub, fresh(hub)]));
 
   const pollOne = async (state: HubState): Promise<void> => {
-    let listing: Listing;
-    try {
-      listing = await opts.check(state.hub, address);
-    } catch (err) {
+    const listing = await opts.check(state.hub, address).catch((err: unknown) => {
       state.listing = 'unknown';
       state.lastError = describeError(err);
-      return;
-    }
+      return null;
+    });
+    if (listing === null) return;
     const now = opts.now();
     if (listing === 'listed') {
       if (state.told && state.missingSince !== null) opts.reports.back(state.hub, address, now - state.missingSince);

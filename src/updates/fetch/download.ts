@@ -51,12 +51,9 @@ export async function get(url: string, headers: Record<string, string>, signal: 
 
 /** A URL without credentials or query (secrets), for messages. */
 export function describeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid URL)';
-  }
+  if (!URL.canParse(url)) return '(invalid URL)';
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname}`;
 }
 
 function checkExpectedHash(sha256: string | undefined, where: string): string | undefined {

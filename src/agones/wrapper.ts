@@ -33,7 +33,6 @@ export function startAgonesWrapper(opts: {
   const sdk = opts.sdk ?? new AgonesSdk({ port: config.port });
   const stopping = new AbortController();
   const signal = stopping.signal;
-  const healthMs = config.healthSeconds * 1000;
   let state = instance.state();
   let wasAlive = alive(state);
   let players = 0;
@@ -63,7 +62,7 @@ export function startAgonesWrapper(opts: {
   const reports = startPlayerReports({ sdk, players: () => players, log, signal });
   const pings = startHealthPings({
     sdk,
-    intervalMs: healthMs,
+    intervalMs: config.healthSeconds * 1000,
     signal,
     log,
     wanted: () => !shutdownCall && alive(state) && withinBudget(),
@@ -115,21 +114,19 @@ export function startAgonesWrapper(opts: {
     crashLoopLimit: config.crashLoopLimit,
   });
 
-  const stop = async () => {
-    if (signal.aborted) return;
-    unsubscribe();
-    pings.stop();
-    clearInterval(playersTimer);
-    // A /shutdown under way is let finish (it is bounded) before the calls are cancelled.
-    await shutdownCall;
-    stopping.abort(new Error('Agones wrapper stopped'));
-    await Promise.allSettled([watching, readyCall, reports.idle(), pings.idle()]);
-  };
-
   return {
     status: (): AgonesStatus => ({ gameServer, state: gsState, ready }),
     /** Lets a `/shutdown` under way finish; none of its own, as a SIGTERM in a pod means it is being deleted. */
-    stop,
+    async stop() {
+      if (signal.aborted) return;
+      unsubscribe();
+      pings.stop();
+      clearInterval(playersTimer);
+      // A /shutdown under way is let finish (it is bounded) before the calls are cancelled.
+      await shutdownCall;
+      stopping.abort(new Error('Agones wrapper stopped'));
+      await Promise.allSettled([watching, readyCall, reports.idle(), pings.idle()]);
+    },
   };
 }
 

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import type { BackupsSettings, RetentionSettings } from '../config/sections/backups.ts';
 import { describeError } from '../errors.ts';
 import { lastLines, runChild } from '../process/run-child.ts';
@@ -20,15 +19,6 @@ function successOf(manifest: BackupManifest, removed: string[], at: number): Bac
   return { ok: true, kind, id, bytes, archiveBytes, removed, at };
 }
 
-interface BackupReports {
-  taken(outcome: BackupOutcome): void;
-  /** At daemon start, the newest snapshot on disk: the last one until the next is taken. */
-  found(outcome: BackupSuccess): void;
-  afterCommand(id: string, result: AfterCommandResult): void;
-  /** A manifest that could not be read (and is left alone). */
-  unreadable(file: string, err: Error): void;
-}
-
 /** `status`: `exit code 3`, `killed by SIGKILL`, `could not start …`; `output`: the last lines of both streams. */
 export interface AfterCommandResult {
   ok: boolean;
@@ -41,10 +31,10 @@ export interface AfterCommandResult {
  * runs with no shell, in the instance folder and its own process group, bounded, the snapshot in its environment; a
  * failure is its result.
  */
-function createOffHostCopies(ended: (id: string, result: AfterCommandResult) => void) {
+function createOffHostCopies(cwd: string, ended: (id: string, result: AfterCommandResult) => void) {
   const running = new Set<string>();
   const stopping = new AbortController();
-  const run = async (command: readonly string[], snapshot: BackupEntry, cwd: string, timeoutMs: number) => {
+  const run = async (command: readonly string[], snapshot: BackupEntry, timeoutMs: number) => {
     const [program, ...args] = command;
     if (program === undefined) return { ok: false, status: 'no program configured', output: '' };
     const env = {
@@ -58,15 +48,8 @@ function createOffHostCopies(ended: (id: string, result: AfterCommandResult) => 
       WATCHDOG_INSTANCE: snapshot.instance,
     };
     try {
-      const sink = new PassThrough().resume();
-      const r = await runChild(program, args, {
-        cwd,
-        env,
-        signal: stopping.signal,
-        timeoutMs,
-        sink,
-        what: 'Backups.AfterCommand',
-      });
+      const what = 'Backups.AfterCommand';
+      const r = await runChild(program, args, { cwd, env, signal: stopping.signal, timeoutMs, what });
       const status = r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`;
       return { ok: r.code === 0, status, output: lastLines(r.tail, 10) };
     } catch (err) {
@@ -75,9 +58,9 @@ function createOffHostCopies(ended: (id: string, result: AfterCommandResult) => 
   };
   return {
     has: (id: string) => running.has(id),
-    start(command: readonly string[], snapshot: BackupEntry, opts: { cwd: string; timeoutMs: number }): void {
+    start(command: readonly string[], snapshot: BackupEntry, timeoutMs: number): void {
       running.add(snapshot.id);
-      void run(command, snapshot, opts.cwd, opts.timeoutMs)
+      void run(command, snapshot, timeoutMs)
         .then((result) => ended(snapshot.id, result))
         .finally(() => running.delete(snapshot.id));
     },
@@ -98,14 +81,21 @@ export function createInstanceBackups(opts: {
   key: string;
   instanceDir: string;
   settings: () => { backups: BackupsSettings; retention: RetentionSettings };
-  reports: BackupReports;
+  reports: {
+    taken(outcome: BackupOutcome): void;
+    /** At daemon start, the newest snapshot on disk: the last one until the next is taken. */
+    found(outcome: BackupSuccess): void;
+    afterCommand(id: string, result: AfterCommandResult): void;
+    /** A manifest that could not be read (and is left alone). */
+    unreadable(file: string, err: Error): void;
+  };
   now?: () => number;
   /** Snapshots still needed later (a restore waiting, the one a rollback puts back), which retention spares. */
   spared?: () => Promise<string[]>;
 }) {
   const dir = join(opts.instanceDir, 'backups');
   const now = opts.now ?? Date.now;
-  const copies = createOffHostCopies(opts.reports.afterCommand);
+  const copies = createOffHostCopies(opts.instanceDir, opts.reports.afterCommand);
   /** Retention neither counts nor removes before-update snapshots whose install has not ended. */
   const installing = new Set<string>();
   /** Nor snapshots being restored, and the copies of what they replace. */
@@ -159,10 +149,7 @@ export function createInstanceBackups(opts: {
       const removed = await applyRetention(retention);
       report(successOf(manifest, removed, now()));
       if (backups.AfterCommand)
-        copies.start(backups.AfterCommand, entryOf(dir, manifest), {
-          cwd: opts.instanceDir,
-          timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
-        });
+        copies.start(backups.AfterCommand, entryOf(dir, manifest), backups.AfterCommandTimeoutSeconds * 1000);
       return manifest;
     } catch (err) {
       const e = err instanceof BackupError ? err : new BackupError('failed', describeError(err), { cause: err });
@@ -268,11 +255,7 @@ export function createInstanceBackups(opts: {
     },
 
     /** `replace` above, which the daemon's shutdown waits for: one cut off between its renames would strand the data. */
-    replaceData<T>(
-      entry: BackupEntry,
-      revision: string | null,
-      then: () => Promise<T>,
-    ): Promise<{ saved: BackupManifest; result: T }> {
+    replaceData<T>(entry: BackupEntry, revision: string | null, then: () => Promise<T>) {
       const run = replace(entry, revision, then);
       replacing = run.catch(() => {});
       return run;

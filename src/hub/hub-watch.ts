@@ -43,10 +43,6 @@ export type HubSettings = NonNullable<Awaited<ReturnType<typeof hubSettingsOf>>>
 
 export type Listing = 'listed' | 'missing';
 
-/** Built as the engine builds its advertise address: the hub URL as text, then the path. */
-export const infoUrl = (hubUrl: string, address: string): string =>
-  `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
-
 /**
  * Whether a hub lists a server now: SS14.ServerHub's `api/servers/info?url=` answers its `/info` until 3 minutes after
  * its last advertise, else 404 (one small request, not the whole list). An error when the hub cannot say.
@@ -56,21 +52,18 @@ export async function checkListing(
   address: string,
   opts: Pick<AnswerCap, 'timeoutMs' | 'maxBytes'> & { setting?: string },
 ): Promise<Listing> {
-  const url = infoUrl(hubUrl, address);
-  let res: Response;
-  try {
-    res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs), headers: { Accept: 'application/json' } });
-  } catch (err) {
+  // Built as the engine builds its advertise address: the hub URL as text, then the path.
+  const url = `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const res = await fetch(url, { signal, headers: { Accept: 'application/json' } }).catch((err: unknown) => {
     const late = (err as Error | null)?.name === 'TimeoutError' ? `no answer within ${opts.timeoutMs / 1000} s` : '';
     throw new Error(`cannot reach the hub at ${url}: ${late || describeError(err)}`, { cause: err });
-  }
+  });
   // Read to free the connection; a hub is any URL config.toml names: one answering too much counts as unreachable.
-  try {
-    await readCapped(res.body, opts.maxBytes, 'its answer', opts.setting);
-  } catch (err) {
+  await readCapped(res.body, opts.maxBytes, 'its answer', opts.setting).catch((err: unknown) => {
     const why = err instanceof AnswerTooLargeError ? err.message : `its answer was cut short (${describeError(err)})`;
     throw new Error(`the hub at ${url} answered HTTP ${res.status}, but ${why}`, { cause: err });
-  }
+  });
   if (res.status === 200) return 'listed';
   if (res.status === 404) return 'missing';
   throw new Error(`the hub at ${url} answered HTTP ${res.status}`);
@@ -117,14 +110,12 @@ export function createHubWatch(opts: {
   const hubs = new Map(opts.settings.hubUrls.map((hub) => [hub, fresh(hub)]));
 
   const pollOne = async (state: HubState): Promise<void> => {
-    let listing: Listing;
-    try {
-      listing = await opts.check(state.hub, address);
-    } catch (err) {
+    const listing = await opts.check(state.hub, address).catch((err: unknown) => {
       state.listing = 'unknown';
       state.lastError = describeError(err);
-      return;
-    }
+      return null;
+    });
+    if (listing === null) return;
     const now = opts.now();
     if (listing === 'listed') {
       if (state.told && state.missingSince !== null) opts.reports.back(state.hub, address, now - state.missingSince);

@@ -18,7 +18,7 @@ import {
 import { statePaths } from '../chart/graph.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import type { InstanceStatus } from '../supervisor/status.ts';
-import { createConnectionFamilies, createFamilies } from './families.ts';
+import { createFamilies } from './families.ts';
 
 /** The HTTP connection guard's figures (src/http/connection-guard.ts), as the daemon hands them to the metrics. */
 export interface ConnectionFigures {
@@ -52,8 +52,6 @@ const FAULT_KINDS: Record<BusEvents['daemon:fault']['kind'], true> = {
 const REFUSED_STATUSES = new Set(['400', '401', '403', '404', '503']);
 /** Gauges of an instance's last success, dropped with the instance: a removed one's would alert for ever. */
 const LAST_SUCCESS = ['updateCheckLastSuccess', 'backupLastSuccess', 'backupLastSize'] as const;
-/** prom-client's Registry.PROMETHEUS_CONTENT_TYPE. */
-const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 export function createMetricsCollector(opts: {
   bus: Bus;
@@ -65,7 +63,7 @@ export function createMetricsCollector(opts: {
   const { bus, registry } = opts;
   const reg = new Registry();
   const f = createFamilies(reg);
-  const connections = opts.connections ? createConnectionFamilies(reg) : null;
+  const connections = opts.connections ? f.connections() : null;
   /** The chart's state paths, for the one-hot state gauge: worked out at the first scrape. */
   let states: string[] | null = null;
 
@@ -219,7 +217,7 @@ export function createMetricsCollector(opts: {
   };
 
   return {
-    contentType: CONTENT_TYPE,
+    contentType: reg.contentType,
     /** The exposition text; a server's CPU, memory and players are its status's last sample. */
     async metrics(): Promise<string> {
       const keys = new Set(registry.list().map((i) => i.key));

@@ -3,8 +3,6 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 const I = ['instance'] as const;
 const DISK = ['holds', 'mount'] as const;
 
-export type Families = ReturnType<typeof createFamilies>;
-
 /** The daemon's metric families, registered in `registry`; one line each, so the list reads as a table. */
 export function createFamilies(registry: Registry) {
   const registers = [registry];
@@ -51,15 +49,10 @@ export function createFamilies(registry: Registry) {
     diskTotal: gauge('watchdog_disk_total_bytes', 'Size of that file system in bytes.', DISK),
     diskThreshold: gauge('watchdog_disk_low_threshold_bytes', 'Below this many free bytes the file system counts as low (Disk.LowFreeMegabytes or Disk.LowFreePercent, the lower).', DISK),
     diskLow: gauge('watchdog_disk_low', '1 while the file system is low on space (the chat was told once), else 0.', DISK),
-  };
-}
-
-/** The HTTP connection guard's families, for a daemon that has one. */
-export function createConnectionFamilies(registry: Registry) {
-  const registers = [registry];
-  // biome-ignore format: one metric a line
-  return {
-    open: new Gauge({ name: 'watchdog_http_connections', help: 'HTTP connections open now, over every listening address.', registers }),
-    dropped: new Counter({ name: 'watchdog_http_connections_dropped_total', help: 'HTTP connections refused (action="refused") or closed to make room (action="evicted") because a cap was reached: cap="total" (Connections.MaxConnections) or cap="source" (MaxConnectionsPerSource).', labelNames: ['action', 'cap'] as const, registers }),
+    /** The HTTP connection guard's families, for a daemon that has one. */
+    connections: () => ({
+      open: gauge('watchdog_http_connections', 'HTTP connections open now, over every listening address.'),
+      dropped: counter('watchdog_http_connections_dropped_total', 'HTTP connections refused (action="refused") or closed to make room (action="evicted") because a cap was reached: cap="total" (Connections.MaxConnections) or cap="source" (MaxConnectionsPerSource).', ['action', 'cap']),
+    }),
   };
 }

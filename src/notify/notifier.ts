@@ -30,8 +30,6 @@ const DELIVERIES: { [K in Target['type']]: (t: TargetOf<K>, n: Notice, ctx: Deli
   Email: emailDelivery,
   Command: commandDelivery,
 };
-const deliveryFor = (t: Target, n: Notice, ctx: DeliveryContext) =>
-  (DELIVERIES[t.type] as (t: Target, n: Notice, ctx: DeliveryContext) => Delivery)(t, n, ctx);
 
 export interface NotifierOptions
   extends Omit<QueueOptions, 'label' | 'destination'>,
@@ -66,10 +64,9 @@ export function createNotifier(opts: NotifierOptions) {
       const n = make();
       if (!n) return;
       for (const r of routesFor(routes, n)) {
-        const ctx: DeliveryContext = { format: r.format, timeoutMs, maxAnswerBytes, ca };
-        const name = nameOf?.(n.key);
-        if (name !== undefined) ctx.name = name;
-        senders.get(targetIdentity(r.target))?.send(deliveryFor(r.target, n, ctx));
+        const ctx: DeliveryContext = { format: r.format, timeoutMs, maxAnswerBytes, ca, name: nameOf?.(n.key) };
+        const deliver = DELIVERIES[r.target.type] as (t: Target, n: Notice, ctx: DeliveryContext) => Delivery;
+        senders.get(targetIdentity(r.target))?.send(deliver(r.target, n, ctx));
       }
     } catch (err) {
       opts.log.error('could not build a chat notification', { error: describeError(err) });

@@ -14,6 +14,12 @@ export interface Attempt {
   problem: string;
 }
 
+export const DELIVERED: Attempt = { ok: true, retryable: false, retryAfterMs: null, problem: '' };
+/** A failure with no hint from the service. */
+export function failed(problem: string, retryable: boolean): Attempt {
+  return { ok: false, retryable, retryAfterMs: null, problem };
+}
+
 /** One message: delivers itself once; called again, with the same content, for each retry. */
 export type Delivery = (signal: AbortSignal) => Promise<Attempt>;
 
@@ -51,7 +57,7 @@ export function createSender(opts: QueueOptions) {
     try {
       return await delivery(halt.signal);
     } catch (err) {
-      return { ok: false, retryable: !halt.signal.aborted, retryAfterMs: null, problem: describeError(err) };
+      return failed(describeError(err), !halt.signal.aborted);
     }
   };
 

@@ -96,20 +96,14 @@ export function readLibcEvidence(opts: { root?: string; report?: boolean } = {})
   return evidence;
 }
 
-/** `musl` is asked only on Linux. */
-export interface Host {
-  platform: NodeJS.Platform;
-  arch: string;
-  musl: () => boolean;
-}
-
 let muslHere: boolean | undefined;
-/** This process's host; the C library is looked up once, when first needed (a few milliseconds). */
-export const THIS_HOST: Host = {
+/** This process's host; the C library is looked up once, when first needed (a few milliseconds), only on Linux. */
+export const THIS_HOST = {
   platform: process.platform,
-  arch: process.arch,
+  arch: process.arch as string,
   musl: () => (muslHere ??= isMusl(readLibcEvidence())),
 };
+export type Host = typeof THIS_HOST;
 
 /** This host's RID as .NET reports it (`linux-musl-x64`, `win-x64`, …), or `override` (`Updates.Platform`). */
 export function hostRid(override?: string, host: Host = THIS_HOST): string {

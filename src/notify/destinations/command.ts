@@ -2,7 +2,7 @@ import type { Notice } from '../../bus.ts';
 import { describeError } from '../../errors.ts';
 import { runChild } from '../../process/run-child.ts';
 import type { TargetOf } from '../routes.ts';
-import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
+import { type Attempt, DELIVERED, type Delivery, type DeliveryContext, failed } from '../sender.ts';
 import { noticeJson } from './http.ts';
 
 /** sysexits' EX_TEMPFAIL: the command asks to be run again later. Any other failure is final. */
@@ -37,22 +37,16 @@ export function commandDelivery(t: TargetOf<'Command'>, n: Notice, ctx: Delivery
   return async (signal): Promise<Attempt> => {
     try {
       const r = await runChild(program, args, { ...run, signal });
-      if (r.code === 0) return { ok: true, retryable: false, retryAfterMs: null, problem: '' };
+      if (r.code === 0) return DELIVERED;
       const how = r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`;
       const said = r.tail.split('\n').at(-1) ?? '';
-      return {
-        ok: false,
-        retryable: r.code === EX_TEMPFAIL,
-        retryAfterMs: null,
-        problem: said ? `${how}: ${said}` : how,
-      };
+      return failed(said ? `${how}: ${said}` : how, r.code === EX_TEMPFAIL);
     } catch (err) {
       if (signal.aborted) throw err;
-      if (err instanceof Error && 'timedOut' in err)
-        return { ok: false, retryable: true, retryAfterMs: null, problem: `timed out after ${ctx.timeoutMs} ms` };
+      if (err instanceof Error && 'timedOut' in err) return failed(`timed out after ${ctx.timeoutMs} ms`, true);
       // A program that cannot start: runChild's error carries the spawn error.
       const cause = err instanceof Error ? err.cause : err;
-      return { ok: false, retryable: false, retryAfterMs: null, problem: `could not run: ${describeError(cause)}` };
+      return failed(`could not run: ${describeError(cause)}`, false);
     }
   };
 }

@@ -3,7 +3,7 @@ import type * as Nodemailer from 'nodemailer';
 import type { Notice } from '../../bus.ts';
 import { plainText, viewOf } from '../payload.ts';
 import type { TargetOf } from '../routes.ts';
-import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
+import { type Attempt, DELIVERED, type Delivery, type DeliveryContext, failed } from '../sender.ts';
 
 const load = createRequire(import.meta.url);
 
@@ -12,9 +12,8 @@ function smtpAttempt(err: unknown): Attempt {
   const code = typeof err === 'object' && err !== null ? Reflect.get(err, 'responseCode') : undefined;
   const name = typeof err === 'object' && err !== null ? Reflect.get(err, 'code') : undefined;
   // Only codes: the message can quote the server, which may echo the login.
-  if (typeof code === 'number' && code >= 400)
-    return { ok: false, retryable: code < 500, retryAfterMs: null, problem: `SMTP ${code}` };
-  return { ok: false, retryable: true, retryAfterMs: null, problem: `SMTP ${String(name ?? 'connection failed')}` };
+  if (typeof code === 'number' && code >= 400) return failed(`SMTP ${code}`, code < 500);
+  return failed(`SMTP ${String(name ?? 'connection failed')}`, true);
 }
 
 /**
@@ -40,7 +39,7 @@ export function emailDelivery(t: TargetOf<'Email'>, n: Notice, ctx: DeliveryCont
     signal.addEventListener('abort', close, { once: true });
     try {
       await transport.sendMail(mail);
-      return { ok: true, retryable: false, retryAfterMs: null, problem: '' };
+      return DELIVERED;
     } catch (err) {
       return smtpAttempt(err);
     } finally {

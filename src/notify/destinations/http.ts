@@ -3,7 +3,7 @@ import type { Notice } from '../../bus.ts';
 import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
 import { clip, plainText, viewOf } from '../payload.ts';
 import type { TargetOf } from '../routes.ts';
-import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
+import { type Attempt, type Delivery, type DeliveryContext, failed } from '../sender.ts';
 
 /** `Retry-After` as seconds (fractions allowed, as chat services send) or an HTTP date; null if absent or bad. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
@@ -43,8 +43,7 @@ async function httpAttempt(
     );
   } catch (err) {
     // One answering past the cap would answer so again: not retried.
-    if (err instanceof AnswerTooLargeError)
-      return { ok: false, retryable: false, retryAfterMs: null, problem: `HTTP ${res.status}, ${err.message}` };
+    if (err instanceof AnswerTooLargeError) return failed(`HTTP ${res.status}, ${err.message}`, false);
     body = '';
   }
   return {
@@ -69,15 +68,8 @@ export function postJson(
 
 /** The notice itself, for a program to read: `{key, kind, title, message, fields, at}` with `at` in ISO 8601. */
 export function noticeJson(n: Notice, name: string | undefined) {
-  const view = viewOf(n, name);
-  return {
-    key: n.key,
-    kind: n.kind,
-    title: view.title,
-    message: n.message,
-    fields: view.fields,
-    at: new Date(n.at).toISOString(),
-  };
+  const { title, fields } = viewOf(n, name);
+  return { key: n.key, kind: n.kind, title, message: n.message, fields, at: new Date(n.at).toISOString() };
 }
 
 /** Slack's Block Kit limits: a section's text 3000 characters, at most 10 fields of 2000. */

@@ -51,12 +51,9 @@ export async function get(url: string, headers: Record<string, string>, signal: 
 
 /** A URL without credentials or query (secrets), for messages. */
 export function describeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid URL)';
-  }
+  if (!URL.canParse(url)) return '(invalid URL)';
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname}`;
 }
 
 function checkExpectedHash(sha256: string | undefined, where: string): string | undefined {
@@ -94,6 +91,7 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
             'the file on the server changed or is damaged; republish it or fix the hash',
         )
       : null;
+  const cutShort = () => `download of ${where} was cut short: got ${bytes} of ${total} bytes`;
   const explain = (err: unknown): UpdateError => {
     if (opts.signal.aborted) return new UpdateError(`download of ${where} was cancelled`, { cause: err });
     if (timeout.aborted) {
@@ -102,9 +100,7 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
         { cause: err },
       );
     }
-    if (total !== null && bytes < total) {
-      return new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`, { cause: err });
-    }
+    if (total !== null && bytes < total) return new UpdateError(cutShort(), { cause: err });
     if (err instanceof UpdateError) return mismatch() ?? err;
     const why = rootCause(err) || (err instanceof Error ? err.message : '');
     return new UpdateError(`download of ${where} failed${why ? `: ${why}` : ''}`, { cause: err });
@@ -145,9 +141,7 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
       signal,
       total,
     );
-    if (total !== null && bytes !== total) {
-      throw new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`);
-    }
+    if (total !== null && bytes !== total) throw new UpdateError(cutShort());
     if (actual === null) throw new UpdateError(`download of ${where} was not read to its end`);
     const wrong = mismatch();
     if (wrong) throw wrong;

@@ -58,9 +58,9 @@ export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid
   };
 }
 
-/** Deletes what earlier builds left matching the patterns, so only this build's output is found. */
 type BuildPlan = Awaited<ReturnType<typeof planBuild>>;
 
+/** Deletes what earlier builds left matching the patterns, so only this build's output is found. */
 export async function removeStaleArtifacts(sourceDir: string, plan: BuildPlan): Promise<void> {
   for (const pattern of [plan.serverPattern, plan.clientPattern]) {
     if (pattern === null) continue;

@@ -7,14 +7,6 @@ import { join } from 'node:path';
  * and, non-hybrid, `release/SS14.Client.zip`.
  */
 
-export interface BuildStep {
-  what: string;
-  program: string;
-  args: string[];
-}
-
-export type EngineKind = 'packaging' | 'python';
-
 export const SERVER_SCRIPT = 'Tools/package_server_build.py';
 export const CLIENT_SCRIPT = 'Tools/package_client_build.py';
 
@@ -36,7 +28,7 @@ const isDir = async (path: string) => (await stat(path).catch(() => null))?.isDi
 const isFile = async (path: string) => (await stat(path).catch(() => null))?.isFile() ?? false;
 
 /** `Content.Packaging` first, as in the real watchdog; null for neither. */
-export async function detectEngine(sourceDir: string): Promise<EngineKind | null> {
+export async function detectEngine(sourceDir: string): Promise<'packaging' | 'python' | null> {
   if (await isDir(join(sourceDir, 'Content.Packaging'))) return 'packaging';
   if (await isFile(join(sourceDir, SERVER_SCRIPT))) return 'python';
   return null;
@@ -45,8 +37,8 @@ export async function detectEngine(sourceDir: string): Promise<EngineKind | null
 export const hasClientScript = (sourceDir: string): Promise<boolean> => isFile(join(sourceDir, CLIENT_SCRIPT));
 
 /** Server first: it wipes release/. */
-export function packagingSteps(rid: string, hybrid: boolean): BuildStep[] {
-  const steps: BuildStep[] = [
+export function packagingSteps(rid: string, hybrid: boolean) {
+  const steps = [
     { what: 'dotnet restore', program: 'dotnet', args: ['restore'] },
     {
       what: 'dotnet build Content.Packaging',
@@ -70,8 +62,8 @@ export function packagingSteps(rid: string, hybrid: boolean): BuildStep[] {
 }
 
 /** The real watchdog's arguments and order. */
-export function pythonSteps(rid: string, hybrid: boolean): BuildStep[] {
-  const steps: BuildStep[] = [
+export function pythonSteps(rid: string, hybrid: boolean) {
+  const steps = [
     {
       what: `server packaging (${SERVER_SCRIPT})`,
       program: PYTHON,

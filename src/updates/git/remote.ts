@@ -68,10 +68,8 @@ export function forkIdOf(baseUrl: string | undefined): string {
  * folder (a broken `source/.git` is never mistaken for a repository around it).
  */
 export function gitEnv(instanceDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
   return {
-    ...env,
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_'))),
     GIT_TERMINAL_PROMPT: '0',
     GIT_CEILING_DIRECTORIES: instanceDir,
     GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND ?? 'ssh -o BatchMode=yes',

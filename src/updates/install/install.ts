@@ -22,7 +22,8 @@ export function updateDir(instanceDir: string): string {
   return join(instanceDir, '.update');
 }
 
-const exists = async (path: string): Promise<boolean> => (await lstat(path).catch(() => null)) !== null;
+const buildDirs = (instanceDir: string) => ({ bin: join(instanceDir, 'bin'), prev: join(instanceDir, 'bin.prev') });
+export const exists = async (path: string): Promise<boolean> => (await lstat(path).catch(() => null)) !== null;
 const scratchName = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
 /** An UpdateError says itself that `bin/` is as it was; anything else is wrapped to say so. */
@@ -156,8 +157,7 @@ export function hasPreviousBuild(instanceDir: string): boolean {
 
 /** Renames `staging` to `bin` (bin → bin.prev); returns where the former bin.prev went, for removal, or null. */
 async function swapIn(instanceDir: string, staging: string): Promise<string | null> {
-  const bin = join(instanceDir, 'bin');
-  const prev = join(instanceDir, 'bin.prev');
+  const { bin, prev } = buildDirs(instanceDir);
   const trash = join(updateDir(instanceDir), scratchName('old'));
   // An empty bin/ is no build: as bin.prev it would offer a rollback onto nothing and displace a real one.
   if (await isEmptyDir(bin)) await rmdir(bin);
@@ -176,16 +176,14 @@ async function swapIn(instanceDir: string, staging: string): Promise<string | nu
 
 /** At daemon start: puts `bin.prev` back when a crash fell between the two renames, and clears `.update/`. */
 export async function recoverInterruptedInstall(instanceDir: string): Promise<void> {
-  const bin = join(instanceDir, 'bin');
-  const prev = join(instanceDir, 'bin.prev');
+  const { bin, prev } = buildDirs(instanceDir);
   if (!(await exists(bin)) && (await exists(prev))) await rename(prev, bin);
   await rm(updateDir(instanceDir), { recursive: true, force: true });
 }
 
 /** Swaps `bin.prev` and `bin`; UpdateError when bin.prev is missing or empty. */
 export async function rollbackBin(instanceDir: string): Promise<void> {
-  const bin = join(instanceDir, 'bin');
-  const prev = join(instanceDir, 'bin.prev');
+  const { bin, prev } = buildDirs(instanceDir);
   if (!(await exists(prev)) || (await isEmptyDir(prev))) {
     throw new UpdateError(
       `cannot roll back ${instanceDir}: there is no previous build (bin.prev); one is kept after each update`,

@@ -1,12 +1,5 @@
-import { lstat } from 'node:fs/promises';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
-import { commitStaged, discardStaged } from './install.ts';
-
-/** The newest build a source offers: its revision, and (asked only when it is not the one installed) how to stage it. */
-export type NewestBuild = {
-  revision: string;
-  stage(): Promise<{ id: string; make: () => Promise<string>; fields: Record<string, string> }>;
-};
+import { commitStaged, discardStaged, exists } from './install.ts';
 
 /**
  * A provider whose `check` stages a new build (`make`), so one that cannot be installed is refused before the server
@@ -19,7 +12,11 @@ export function stagedProvider(
   opts: {
     type: string;
     what: string;
-    newest: (signal: AbortSignal) => Promise<NewestBuild>;
+    /** The newest build: its revision, and (asked only when it is not the one installed) how to stage it. */
+    newest: (signal: AbortSignal) => Promise<{
+      revision: string;
+      stage(): Promise<{ id: string; make: () => Promise<string>; fields: Record<string, string> }>;
+    }>;
     installed?: () => Promise<boolean>;
     afterInstall?: (revision: string) => Promise<void>;
   },
@@ -34,7 +31,7 @@ export function stagedProvider(
   };
 
   const obtain = async (id: string, make: () => Promise<string>, revision: string | null): Promise<string> => {
-    if (ready?.id === id && (await lstat(ready.dir).catch(() => null))) {
+    if (ready?.id === id && (await exists(ready.dir))) {
       if (revision !== null) ready.revision = revision;
       return ready.dir;
     }

@@ -20,13 +20,11 @@ function normaliseBase(baseUrl: string): string {
 
 /** The manifest as it stands, extra fields kept, or a new one. */
 async function readManifest(path: string): Promise<{ builds: Record<string, unknown>; [k: string]: unknown }> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { builds: {} };
+  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
     throw new UpdateError(`cannot read the manifest ${path}`, { cause: err });
-  }
+  });
+  if (text === null) return { builds: {} };
   let doc: unknown;
   try {
     doc = JSON.parse(text);

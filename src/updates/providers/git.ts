@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { lstat, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
 import { makeDir } from '../../make-dir.ts';
@@ -11,7 +11,7 @@ import { segmentMatcher, splitPattern } from '../git/glob.ts';
 import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
 import { DEFAULT_GIT_TIMEOUTS, type GitTimeouts, type RepoContext, remoteHead, syncCheckout } from '../git/repo.ts';
 import { limitsOf } from '../install/disk-guard.ts';
-import { stageBuild, updateDir } from '../install/install.ts';
+import { exists, stageBuild, updateDir } from '../install/install.ts';
 import { stagedProvider } from '../install/staged-build.ts';
 import { hostPackagingRid } from '../platform.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
@@ -158,7 +158,7 @@ export function createGitProvider(
         const stage = async () => ({ id: head, make: () => prepare(head, signal), fields: { revision: head } });
         return { revision: head, stage };
       },
-      installed: async () => (await lstat(join(instance.dir, 'bin')).catch(() => null)) !== null,
+      installed: () => exists(join(instance.dir, 'bin')),
       afterInstall: publishClient,
     }),
 

@@ -17,18 +17,15 @@ const DEFAULT_CLIENT_ZIP = 'SS14.Client.zip';
 
 /** `Updates.ClientZip`, else `SS14.Client.zip` (all the real watchdog serves); missing, an UpdateError says what to do. */
 export async function findClientZip(binariesDir: string, preferred: string | undefined): Promise<string> {
-  let names: string[];
-  try {
-    const entries = await readdir(binariesDir, { withFileTypes: true });
-    names = entries
-      .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.zip') && !e.name.startsWith('.'))
-      .map((e) => e.name);
-  } catch (err) {
+  const entries = await readdir(binariesDir, { withFileTypes: true }).catch((err: unknown) => {
     throw new UpdateError(
       `expected a binaries/ folder holding the client zip at ${binariesDir}; create it and put the client zip (${DEFAULT_CLIENT_ZIP}) there`,
       { cause: err },
     );
-  }
+  });
+  const names = entries
+    .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.zip') && !e.name.startsWith('.'))
+    .map((e) => e.name);
   const given = preferred !== undefined && preferred !== '';
   const name = given ? preferred : DEFAULT_CLIENT_ZIP;
   // Nothing may reach outside binaries/.

@@ -288,7 +288,11 @@ async function main(): Promise<number> {
   mkdirSync(join(COSTS, '..'), { recursive: true });
   writeFileSync(COSTS, `${JSON.stringify(costs, null, 1)}\n`);
   if (process.env.TEST_RECORD_COSTS === '1') {
-    const kept = Object.entries(costs).filter(([file]) => existsSync(join(ROOT, file)));
+    // Only the files this run measured: a cost cached from another run (another machine's load, the peer suites
+    // beside helpers' tests) would mislead every fresh clone's schedule.
+    const seed = readCosts(SEED_COSTS);
+    for (const r of results) if (r.failed === 0) seed[r.file] = costs[r.file]!;
+    const kept = Object.entries(seed).filter(([file]) => existsSync(join(ROOT, file)));
     writeFileSync(SEED_COSTS, `${JSON.stringify(sorted(Object.fromEntries(kept)), null, 1)}\n`);
   }
 

@@ -1,5 +1,5 @@
+import { setCapped } from '../capped-map.ts';
 import { monotonicMs } from '../clock.ts';
-import { setCapped } from './sessions.ts';
 
 /** Why a login is not even tried: its source used up its attempts, or its account is locked for now. */
 export type LoginBlock = { reason: 'limited' | 'locked'; retryAfterMs: number };

@@ -1,5 +1,5 @@
+import { setCapped } from '../capped-map.ts';
 import { monotonicMs } from '../clock.ts';
-import { setCapped } from './sessions.ts';
 
 /** What a login begun at the provider needs back at its callback. */
 export interface PendingLogin {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { setCapped } from '../capped-map.ts';
 import { monotonicMs } from '../clock.ts';
 
 /** Whom a session speaks for: a user of the users file, the `Admin` login, or a user an OIDC provider vouched for. */
@@ -29,17 +30,6 @@ export const sha256 = (text: string) => createHash('sha256').update(text, 'utf8'
 
 /** Only what `create` makes (43 base64url characters) is looked up. */
 const ID_FORMAT = /^[A-Za-z0-9_-]{43}$/;
-
-/** Sets `key` last in `map` (insertion order is age), first dropping the oldest entries down to `max - 1`. */
-export function setCapped<V>(map: Map<string, V>, key: string, value: V, max: number): V {
-  map.delete(key);
-  for (const oldest of map.keys()) {
-    if (map.size < max) break;
-    map.delete(oldest);
-  }
-  map.set(key, value);
-  return value;
-}
 
 /**
  * Sessions in memory (a restart logs everyone out), at most `max`, oldest ended first. `now` is monotonic ms;

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { setCapped } from '../auth/sessions.ts';
 import type { Bus } from '../bus.ts';
+import { setCapped } from '../capped-map.ts';
 import { monotonicMs } from '../clock.ts';
 import { commandProblem, MAX_COMMAND_BYTES } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';

@@ -16,8 +16,17 @@
  * hooks (lukeed/uvu#80, #191): a file counts as failed by its exit code and by the tests that did not pass.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { chromiumUnavailable, resolveChromium } from './chromium.ts';
 import { COMPILED, compileTests } from './compile.ts';
@@ -103,6 +112,13 @@ function marked(file: string, what: string): boolean {
   return readFileSync(file, 'utf8').slice(0, 2000).includes(`test-runner: ${what}`);
 }
 
+/**
+ * A folder for the run, removed at its end: what several files need made once (the packed package of test/dist/)
+ * is made there by the first that asks, as WATCHDOG_TEST_RUN_DIR tells them.
+ */
+const RUN_DIR = mkdtempSync(join(tmpdir(), 'wd-test-run-'));
+process.on('exit', () => rmSync(RUN_DIR, { recursive: true, force: true }));
+
 const running = new Set<ChildProcess>();
 /** Ends every file still running (each in its own process group) when the run itself is stopped. */
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -162,7 +178,7 @@ function runGroup(files: string[]): Promise<FileResult[]> {
         cwd: ROOT,
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, FORCE_COLOR: '0', WATCHDOG_TEST_ROOT: ROOT },
+        env: { ...process.env, FORCE_COLOR: '0', WATCHDOG_TEST_ROOT: ROOT, WATCHDOG_TEST_RUN_DIR: RUN_DIR },
       },
     );
     let output = '';

@@ -7,6 +7,9 @@
  * /config and /data are temp folders. Also checked: the Dockerfile's shape (stages, non-root user, production-only dependencies,
  * the HEALTHCHECK), the HEALTHCHECK command against the running daemon, the .NET-style environment overrides,
  * and that SIGTERM stops the daemon and its game server cleanly.
+ *
+ * test-runner: own process. It may wait while package.test.ts installs the package for both, which would hold up
+ * the short files of a batch.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -2,6 +2,9 @@
  * The kit as a package: the packed tarball, installed into a project of its own, gives plain
  * JavaScript the kit (`game-server-watchdog/kit`, `/kit/probe`) with its types, and a `watchdog` bin that runs
  * the compiled daemon with no TypeScript loader anywhere.
+ *
+ * test-runner: own process. It may wait while image.test.ts installs the package for both, which would hold up
+ * the short files of a batch.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

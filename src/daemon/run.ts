@@ -5,13 +5,13 @@ import { createLoginLimits } from '../auth/login-limits.ts';
 import { createSessionStore } from '../auth/sessions.ts';
 import { EMPTY_USERS, type UsersDb } from '../auth/users-file.ts';
 import { createBus, type DiskReading, subscribe } from '../bus.ts';
-import { monotonicMs } from '../clock.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { createApp } from '../http/app.ts';
 import { createAuditLog } from '../http/audit.ts';
 import { connectionLimits, createConnectionGuard } from '../http/connection-guard.ts';
 import { recordRecentEvents } from '../http/dashboard/recent-events.ts';
+import { createLogWindow } from '../http/log-window.ts';
 import { startHttpServers } from '../http/server.ts';
 import { createLogger } from '../log.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
@@ -148,11 +148,14 @@ export async function runDaemon(
     disk: diskReadings,
     trustCheckin: (socket) => guard.trust(socket),
   });
-  // At most one line a minute: while descriptors run out, every connection attempt may fail its accept.
-  let acceptErrorAt = Number.NEGATIVE_INFINITY;
+  // While descriptors run out, every connection attempt may fail its accept: one line a minute, then the count.
+  const acceptErrors = createLogWindow({
+    everyMs: () => 60_000,
+    onSummary: (s) =>
+      log.warn(`the HTTP listener failed ${s.count} more accepts in ${s.seconds} s, the last: ${s.last}`),
+  });
   const onError = (err: Error) => {
-    if (monotonicMs() - acceptErrorAt < 60_000) return;
-    acceptErrorAt = monotonicMs();
+    if (!acceptErrors.admit('accept', err.message)) return;
     log.warn(`the HTTP listener cannot accept connections: ${err.message}`, { error: describeError(err) });
   };
   const http = await startHttpServers(app, config.listen, { guard, timeouts: limits, onError }).catch(

@@ -35,6 +35,16 @@ export const CONTROL_EVENT = {
 export type ControlAction = keyof typeof CONTROL_EVENT;
 export const CONTROL_ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];
 
+/** The actions each request option goes with: the routes refuse it with another (400), the CLI before it asks. */
+const OPTION_ACTIONS: Record<'when' | 'withData' | 'backup', readonly ControlAction[]> = {
+  // A stop or a rollback is never put off to a round end.
+  when: ['restart', 'update', 'restore'],
+  withData: ['rollback'],
+  backup: ['restore'],
+};
+export const takesOption = (action: ControlAction, option: keyof typeof OPTION_ACTIONS): boolean =>
+  OPTION_ACTIONS[option].includes(action);
+
 /** A restart with `when`, and a restore unless `Now`, are MAINTAIN: they wait for their moment as maintenance does. */
 export function controlEvent(action: ControlAction, args: ControlArgs): InstanceEvent {
   const { when, snapshot, by, at = NO_STAMP } = args;

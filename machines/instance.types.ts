@@ -6,7 +6,9 @@ export interface Stamp {
   mono: number;
 }
 
-export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
+/** The moments a maintenance action may wait for (`Maintenance.When`, a request's `when`). */
+export const MAINTENANCE_POLICIES = ['Now', 'RoundEnd', 'Empty'] as const;
+export type MaintenancePolicy = (typeof MAINTENANCE_POLICIES)[number];
 
 export interface MaintenanceRules {
   when: MaintenancePolicy;

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
-import { CONTROL_ACTIONS } from '../../machines/instance.refusals.ts';
+import { CONTROL_ACTIONS, takesOption } from '../../machines/instance.refusals.ts';
+import { MAINTENANCE_POLICIES } from '../../machines/instance.types.ts';
 import type { Bus } from '../bus.ts';
-import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/sections/maintenance.ts';
+import { MAX_DELAY_MINUTES } from '../config/sections/maintenance.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { requester } from '../notify/messages.ts';
@@ -76,17 +77,18 @@ async function perform(instance: InstanceControl, verb: ControlVerb, req: Contro
   const when = req.query('when');
   if (when !== undefined && !isPolicy(when))
     return { status: 400, error: `when must be one of ${MAINTENANCE_POLICIES.join(', ')}, not "${when}"` };
-  if (when !== undefined && verb !== 'restart' && verb !== 'update' && verb !== 'restore')
+  if (when !== undefined && !takesOption(verb, 'when'))
     return { status: 400, error: `when applies to restart, update and restore only, not ${verb}` };
   const flag = req.query('withData');
   const withData = flag !== undefined && flag !== 'false' && flag !== '0';
   if (withData && !['true', '1', ''].includes(flag))
     return { status: 400, error: `withData must be true or false, not "${flag}"` };
-  if (withData && verb !== 'rollback') return { status: 400, error: `withData applies to rollback only, not ${verb}` };
+  if (withData && !takesOption(verb, 'withData'))
+    return { status: 400, error: `withData applies to rollback only, not ${verb}` };
   const snapshot = req.query('backup');
   if (verb === 'restore' && !snapshot)
     return { status: 400, error: 'restore needs the backup to put back: ?backup=<id> (watchdog backups lists them)' };
-  if (snapshot !== undefined && verb !== 'restore')
+  if (snapshot !== undefined && !takesOption(verb, 'backup'))
     return { status: 400, error: `backup applies to restore only, not ${verb}` };
   const refused = instance.refusal?.(verb) ?? null;
   if (refused !== null) return { status: 409, error: refused };

@@ -1,7 +1,7 @@
 import { rename, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
+import { MAINTENANCE_POLICIES } from '../../machines/instance.types.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { readRegularFile } from '../regular-file.ts';
@@ -63,7 +63,7 @@ const InstanceDataSchema = v.object({
   launch: v.nullable(LaunchSchema),
   spawning: v.optional(v.nullable(SpawningSchema)),
   maintenance: v.optional(v.nullable(MaintenanceDataSchema)),
-  /** An operator's stop, kept across daemon restarts until a restart or rollback. */
+  /** An operator's stop, kept across daemon restarts until a restart, rollback or restore. */
   stopped: v.optional(v.nullable(StopSchema), null),
 });
 

@@ -4,7 +4,7 @@ import type { BackupListing, InstanceStatus } from './status.ts';
 
 export type { ControlAction } from '../../machines/instance.refusals.ts';
 /** `Now` | `RoundEnd` | `Empty`: when a restart or update is carried out (`Maintenance.When`, or `?when=`). */
-export type { MaintenancePolicy } from '../config/sections/maintenance.ts';
+export type { MaintenancePolicy } from '../../machines/instance.types.ts';
 
 export interface InstanceBackupsControl {
   /** Newest first. */

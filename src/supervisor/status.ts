@@ -3,7 +3,7 @@
  * OpenAPI document are derived from them. An optional field is absent from an older daemon's answers.
  */
 import * as v from 'valibot';
-import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
+import { MAINTENANCE_POLICIES } from '../../machines/instance.types.ts';
 import { DiskReadingSchema } from '../disk-reading.ts';
 
 const about = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
@@ -154,7 +154,7 @@ export const InstanceStatusSchema = v.object({
   stoppedBy: v.optional(
     about(
       v.nullable(v.object({ by: v.string(), at: Iso })),
-      "an operator's stop, kept across daemon restarts until a restart or rollback: who and when",
+      "an operator's stop, kept across daemon restarts until a restart, rollback or restore: who and when",
     ),
   ),
   canUpdate: v.optional(about(v.boolean(), 'an update provider (UpdateType) is configured')),

@@ -1,3 +1,5 @@
+import { takesOption } from '../../../machines/instance.refusals.ts';
+import { MAINTENANCE_POLICIES } from '../../../machines/instance.types.ts';
 import { monotonicMs } from '../../clock.ts';
 import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
@@ -58,8 +60,6 @@ export const options = {
   now: { type: 'boolean' },
 } as const satisfies CommandOptions;
 
-const POLICIES = ['Now', 'RoundEnd', 'Empty'];
-
 /** `watchdog restart|update|stop|rollback|restore <key>`: the daemon queues it and answers at once (409: not now). */
 export function control(action: ControlAction): Command {
   return async (args) => {
@@ -70,17 +70,17 @@ export function control(action: ControlAction): Command {
     if (values.now && action !== 'restore') throw new UsageError(`--now goes with restore only\n${usage(action)}`);
     if (values.now && values.when !== undefined) throw new UsageError(`--now or --when, not both\n${usage(action)}`);
     if (values.now) values.when = 'Now';
-    if (withData && action !== 'rollback')
+    if (withData && !takesOption(action, 'withData'))
       throw new UsageError(`--with-data goes with rollback only\n${usage(action)}`);
 
     const timeoutS = positiveNumber('--timeout', values.timeout, usage(action)) ?? DEFAULT_TIMEOUT_S;
     if (values.timeout !== undefined && !values.wait)
       throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
 
-    if (values.when !== undefined && !POLICIES.includes(values.when))
-      throw new UsageError(`--when takes ${POLICIES.join(', ')}, not "${values.when}"\n${usage(action)}`);
-    // A stop or a rollback is never put off to a round end.
-    if (values.when !== undefined && !['restart', 'update', 'restore'].includes(action))
+    const policies: readonly string[] = MAINTENANCE_POLICIES;
+    if (values.when !== undefined && !policies.includes(values.when))
+      throw new UsageError(`--when takes ${policies.join(', ')}, not "${values.when}"\n${usage(action)}`);
+    if (values.when !== undefined && !takesOption(action, 'when'))
       throw new UsageError(`--when goes with restart, update and restore only\n${usage(action)}`);
     const query: Record<string, string> = {
       ...(values.when === undefined ? {} : { when: values.when }),

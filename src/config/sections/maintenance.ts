@@ -1,12 +1,11 @@
 /** `Servers.Instances.<key>.Maintenance`: when an instance is restarted and checked for updates, and how. */
 import * as v from 'valibot';
+import { MAINTENANCE_POLICIES } from '../../../machines/instance.types.ts';
 import { cronProblem, timeZoneProblem } from '../cron.ts';
 import { type ConfigPath, isMap, type ReportProblem } from '../merge.ts';
 import { amount, checkedText, text } from '../numbers.ts';
 import { commandProblem } from './console-hub.ts';
 
-export const MAINTENANCE_POLICIES = ['Now', 'RoundEnd', 'Empty'] as const;
-export type MaintenancePolicy = (typeof MAINTENANCE_POLICIES)[number];
 /** The longest wait in minutes that a Node timer can keep (2^31-1 ms, about 24 days). */
 export const MAX_DELAY_MINUTES = 35_791;
 

@@ -1,6 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
-/** 16 MiB of memory and some 50 ms per check: slow for a guesser, quick enough per request. N is a power of two. */
+/** 16.8 MB of memory and some 50 ms per check: slow for a guesser, quick enough per request. N is a power of two. */
 const DEFAULT_COST = { N: 16384, r: 8, p: 1 };
 type ScryptCost = typeof DEFAULT_COST;
 

@@ -3,6 +3,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { parseProxyRange } from '../config/sections/proxy.ts';
+import { formatBytes } from '../store/disk-space.ts';
 
 /**
  * Who sent a request, as far as the daemon may believe it. `untrustedProxy`: the proxy header a request from an
@@ -134,7 +135,7 @@ export const remoteAddress = (c: Context): string | undefined => clientOf(c).add
 
 /** 413 for a body over `maxSize` bytes, refused unread. */
 export const limitBody = (maxSize: number, what = 'body') =>
-  bodyLimit({ maxSize, onError: (c) => c.json({ error: `the ${what} is larger than ${maxSize} bytes` }, 413) });
+  bodyLimit({ maxSize, onError: (c) => c.json({ error: `the ${what} is larger than ${formatBytes(maxSize)}` }, 413) });
 
 /**
  * A key anyone can send, as logs, audit lines and bus events show it: control characters (terminal escapes in a TTY

@@ -24,7 +24,7 @@ export interface LogRotation {
 export const DEFAULT_ROTATION: LogRotation = { maxBytes: 10_000_000, keep: 5 };
 export const LOG_NAME = 'server.log';
 /** A longer line is cut, so a server printing without newlines cannot grow our buffer for ever. */
-const MAX_LINE = 64 * 1024;
+const MAX_LINE = 64_000;
 
 /** `<logDir>/server.log`, or with `index` its rotated copy `server.log.<index>`. */
 export function logPath(logDir: string, index = 0): string {

@@ -2,14 +2,14 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, typ
 import { NotRegularFileError, openRegular, openRegularSync } from '../regular-file.ts';
 import { LineSplitter, logPath } from './log-file.ts';
 
-const CHUNK = 1024 * 1024;
+const CHUNK = 1_000_000;
 /**
  * The most read per poll: the reads are synchronous (of a descriptor proven regular, so they never wait), and a log
  * stretched to gigabytes is read over several polls, never in one that stalls the event loop.
  */
 const POLL_BYTES = 4 * CHUNK;
 /** The most read for the last lines, all files together: a thousand 64 kB lines, and no more for a huge log. */
-const TAIL_BYTES = 8 * 1024 * 1024;
+const TAIL_BYTES = 8_000_000;
 
 /** The last `max` bytes of `path` and the offset they start at; null when missing or not a regular file. */
 async function tailOf(path: string, max: number): Promise<{ bytes: Buffer; from: number } | null> {

@@ -57,7 +57,7 @@ tail('log-tail :: a log stretched to 256 MB is read from its last 8 MB, not into
   const t = await readLastLines(dir, 1000);
   assert.equal(t.lines.slice(-2), ['last 1', 'last 2']);
   assert.not.ok(t.lines.includes('first'), 'what lies before the last 8 MB is not read');
-  assert.ok(t.lines.join('').length <= 8 * 1024 * 1024, 'at most 8 MB read');
+  assert.ok(t.lines.join('').length <= 8_000_000, 'at most 8 MB read');
   assert.is(t.offset, 256 * 1024 * 1024 + '\nlast 1\nlast 2\n'.length);
 });
 
@@ -117,9 +117,9 @@ follow('log-tail :: a log stretched to 256 MB is read a few MB a poll, never in 
   try {
     f.poll();
     assert.is(got[0], 'first');
-    assert.is(reached, 4 * 1024 * 1024, 'one poll reads 4 MB');
+    assert.is(reached, 4_000_000, 'one poll reads 4 MB');
     f.poll();
-    assert.is(reached, 8 * 1024 * 1024, 'the next poll the next 4 MB');
+    assert.is(reached, 8_000_000, 'the next poll the next 4 MB');
   } finally {
     f.stop();
   }

@@ -1,7 +1,8 @@
 /**
  * The layer rules of README "Layers", checked by `npm run lint:deps` (dependency-cruiser) in .ci/run.
  * Layers, bottom up; a module may import its own layer and the layers below, never one above:
- *   base        machines/ (pure statecharts), src/errors.ts, src/log.ts, src/bus.ts, src/clock.ts, src/regular-file.ts, src/make-dir.ts
+ *   base        machines/ (pure statecharts), src/errors.ts, src/log.ts, src/bus.ts, src/disk-reading.ts, src/clock.ts,
+ *               src/regular-file.ts, src/make-dir.ts, src/capped-map.ts
  *   config      src/config/
  *   services    src/process/, src/store/, src/auth/, src/updates/, src/backups/, src/hub/, src/notify/, src/chart/, src/import/, src/kit/
  *   instance    src/supervisor/ (contract.ts and status.ts are what the layers above read of an instance)
@@ -9,7 +10,7 @@
  *   roots       src/daemon/ (composition), then src/cli/; src/demo/ stands apart, on the kit alone
  * TypeScript 7 has no JS API, so sources are parsed with swc (@swc/core).
  */
-const BASE_FILES = '^src/(errors|log|bus|disk-reading|clock|regular-file|make-dir)[.]ts$';
+const BASE_FILES = '^src/(errors|log|bus|disk-reading|clock|regular-file|make-dir|capped-map)[.]ts$';
 const ABOVE_CONFIG = '^src/(process|store|auth|updates|backups|hub|notify|chart|import|kit|supervisor|metrics|agones|http|daemon|cli|demo)/';
 const ABOVE_SERVICES = '^src/(supervisor|metrics|agones|http|daemon|cli|demo)/';
 

@@ -41,7 +41,7 @@ export function createProcessHost(
 
     secret: generateSecret,
 
-    async launch(launchId, secret): Promise<OwnedServer> {
+    async launch(launchId, secret, spawning): Promise<OwnedServer> {
       const instance = deps.instance;
       const provider = deps.provider;
       const installed = revision();
@@ -81,7 +81,8 @@ export function createProcessHost(
       await deps.recordSpawning?.(record);
       const logs = serverLogOptions(deps.config, instance, bus);
       let lastLine: string | undefined;
-      const spawning = spawnServer(spec, {
+      spawning();
+      const started = spawnServer(spec, {
         ...logs,
         persist: deps.config.persistServers,
         outage: logOutage(logs.logDir, logs.retryMs),
@@ -94,7 +95,7 @@ export function createProcessHost(
         },
       });
       // A launch that never started leaves no cgroup behind.
-      const spawned = await spawning.catch(async (err: unknown) => {
+      const spawned = await started.catch(async (err: unknown) => {
         if (tracking && track) await tracking.end(track);
         throw err;
       });

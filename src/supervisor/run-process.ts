@@ -23,8 +23,11 @@ export interface ProcessHost {
   apiPort(): number;
   shutdownWindows(): { requestMs: number; exitMs: number; maxAnswerBytes: number };
   secret(): string;
-  /** Rejects with a ProcessError (LaunchBlockedError when not the server's fault). */
-  launch(launchId: number, secret: string): Promise<OwnedServer>;
+  /**
+   * Rejects with a ProcessError (LaunchBlockedError when not the server's fault). Calls `spawning` once everything
+   * before the spawn is done (stragglers cleared, the launch recorded), just before the spawn itself.
+   */
+  launch(launchId: number, secret: string, spawning: () => void): Promise<OwnedServer>;
   /** The previous daemon's server, verified alive; null when it cannot be adopted. */
   adopt(pid: number): OwnedServer | null;
   /** Dumps the server if configured (bounded in time); never throws. */
@@ -155,9 +158,10 @@ export function createRunProcess(host: ProcessHost) {
       else send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });
     } else {
       const secret = host.secret();
-      // Valid before the spawn: a fast server may check in before we hear back from spawn().
-      send({ type: 'PROCESS_STARTED', launchId, secret, pid: null });
-      host.launch(launchId, secret).then(watch, (err: unknown) => {
+      // Valid just before the spawn, so a fast server may check in before we hear back from spawn(); and no sooner,
+      // so the first check-in's deadline runs from the spawn, not from a preparation a loaded machine drags out.
+      const spawning = () => send({ type: 'PROCESS_STARTED', launchId, secret, pid: null });
+      host.launch(launchId, secret, spawning).then(watch, (err: unknown) => {
         // Out of descriptors or memory anywhere on the way, or the game port held: nothing counts against the server.
         const blocked = resourceBlock(err);
         if (blocked) {

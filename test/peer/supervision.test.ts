@@ -161,7 +161,7 @@ test('supervision :: silent: a server that never checks in is killed about Timeo
     // launch: only a kill that never came runs into it.
     const starts = await launchesOf(ctx.sides[name]!, 'silent', 3, ((TIMEOUT_S + 20) * 2 + 15) * 1000);
     // Between the fork times of two launches: TimeoutSeconds, plus the kill and the relaunch; ours arms its
-    // deadline when it starts launching, a little before the fork (tens of ms, a few hundred under load). Not
+    // deadline just before the spawn, after the launch's preparation (a little before the fork under load). Not
     // before the deadline is the fact (a timer never fires early); the upper bound only catches a kill that never
     // came (the real watchdog's kill and relaunch took 5 s under load).
     const gaps = starts.slice(1, 3).map(([, , forked], i) => Math.round(forked - starts[i]![2]));

@@ -25,9 +25,10 @@ function fakeHost(opts: { adoptable?: OwnedServer; apiPort?: number } = {}) {
     apiPort: () => opts.apiPort ?? 1,
     shutdownWindows: () => ({ requestMs: 100, exitMs: 100, maxAnswerBytes: 256_000 }),
     secret: () => 'fresh-secret',
-    launch: (_launchId, secret) =>
+    launch: (_launchId, secret, spawning) =>
       new Promise((resolve, reject) => {
         happened.push(`launch ${secret}`);
+        spawning();
         answer = (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome));
       }),
     adopt: (pid) => (opts.adoptable?.proc.pid === pid ? opts.adoptable : null),

@@ -14,11 +14,15 @@ import { recorder } from '../_support/fixture-servers.ts';
 import { recordingLogger } from '../http/_support/app.ts';
 import { fakeServer, runActor } from './_support/run-process.ts';
 
-/** A host whose launch answers when the test says so; it records releases, dumps and the order of things. */
+/**
+ * A host whose launch reaches its spawn and answers when the test says so (an answer with a server spawns first); it
+ * records releases, dumps and the order of things.
+ */
 function fakeHost(opts: { adoptable?: OwnedServer; apiPort?: number } = {}) {
   const log = recordingLogger('alpha');
   const happened: string[] = [];
   let answer: (outcome: OwnedServer | Error) => void = () => undefined;
+  let spawn: () => void = () => undefined;
   const host: ProcessHost = {
     key: 'alpha',
     log,
@@ -28,8 +32,16 @@ function fakeHost(opts: { adoptable?: OwnedServer; apiPort?: number } = {}) {
     launch: (_launchId, secret, spawning) =>
       new Promise((resolve, reject) => {
         happened.push(`launch ${secret}`);
-        spawning();
-        answer = (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome));
+        let spawned = false;
+        spawn = () => {
+          if (!spawned) spawning();
+          spawned = true;
+        };
+        answer = (outcome) => {
+          if (outcome instanceof Error) return reject(outcome);
+          spawn();
+          resolve(outcome);
+        };
       }),
     adopt: (pid) => (opts.adoptable?.proc.pid === pid ? opts.adoptable : null),
     dump: async (proc) => {
@@ -37,7 +49,7 @@ function fakeHost(opts: { adoptable?: OwnedServer; apiPort?: number } = {}) {
     },
     released: (how) => void happened.push(`released ${how}`),
   };
-  return { host, log, happened, answer: (outcome: OwnedServer | Error) => answer(outcome) };
+  return { host, log, happened, spawn: () => spawn(), answer: (outcome: OwnedServer | Error) => answer(outcome) };
 }
 
 const exited = (seen: ProcessEvent[]) => seen.find((e) => e.type === 'PROCESS_EXITED');
@@ -54,9 +66,12 @@ async function launched(pid: number) {
 
 const test = suite('supervisor runProcess');
 
-test('run-process :: the launch secret is reported before the spawn answers, then the pid; the exit clears the launch record', async () => {
+test('run-process :: the launch secret is reported just before the spawn, then the pid; the exit clears the launch record', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
+  // The preparation (stragglers, cgroup, launch record) is not the server's time: nothing is reported during it.
+  assert.equal(r.seen, []);
+  h.spawn();
   assert.equal(r.seen, [{ type: 'PROCESS_STARTED', launchId: 7, secret: 'fresh-secret', pid: null }]);
   const server = fakeServer(4242);
   h.answer({ proc: server.proc, secret: 'fresh-secret' });

@@ -39,7 +39,7 @@ export async function hubSettingsOf(argv: readonly string[], env: NodeJS.Process
     problems.push(`hub.server_url ${serverUrl} is not an ss14:// or ss14s:// address: hubs refuse it`);
   return { serverUrl, hubUrls, intervalSeconds: s.int('hub.advertise_interval', 120), problems };
 }
-export type HubSettings = NonNullable<Awaited<ReturnType<typeof hubSettingsOf>>>;
+type HubSettings = NonNullable<Awaited<ReturnType<typeof hubSettingsOf>>>;
 
 export type Listing = 'listed' | 'missing';
 

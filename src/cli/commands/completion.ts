@@ -205,9 +205,12 @@ function spec() {
   return Promise.all(
     Object.entries(COMMANDS).map(async ([name, entry]) => {
       const { options: opts } = await entry.load();
-      const flags = Object.entries(opts)
-        .filter(([long]) => long !== 'help')
-        .map(([long, o]) => ({ long, short: o.short, takesValue: o.type === 'string', values: VALUES[long] }));
+      const flags = Object.entries(opts).map(([long, o]) => ({
+        long,
+        short: o.short,
+        takesValue: o.type === 'string',
+        values: VALUES[long],
+      }));
       return {
         name,
         summary: entry.summary,

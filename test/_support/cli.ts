@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { suite, type Test } from 'uvu';
 import { ROOT, tempDir } from './env.ts';
 
@@ -72,25 +73,60 @@ export function cliSuite(name: string, prefix: string): Test<{ cwd: string }> {
 }
 
 /**
- * The CLI's `main(args)` run in this process, its output captured: for what depends on the arguments alone (usage
- * texts, usage errors), where a process's start would cost far more than the answer. Not concurrently: it takes
- * over process.stdout and process.stderr while it runs. Tests of the real bin spawn it (runCli).
+ * The CLI's `main(args)` run in this process as its own process would run it: in `cwd` (this process's by default),
+ * with cliEnv's environment, `input` (or nothing) as its stdin, and its stdout and stderr captured. A CLI process
+ * costs about 0.3 s of CPU to start and a hundred tests ask one something, so a test runs the command here unless
+ * the process itself is what it checks (its exit status, signals, a command that runs until stopped): those spawn
+ * the real bin (runCli, spawnCli), as test/cli/end-to-end.test.ts does for every command. One at a time: it takes
+ * over the process's working folder, environment and standard streams while it runs, so a call made meanwhile
+ * starts when it has finished; a command that has not finished `timeoutMs` after its start fails the test.
  */
-export async function runMain(args: string[]): Promise<CliResult> {
+export async function runMain(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   const { main } = await import('../../src/cli/main.ts');
+  const previous = mainQueue;
+  let finished = () => {};
+  mainQueue = new Promise((resolve) => (finished = resolve));
+  await previous;
   const captured = { stdout: '', stderr: '' };
-  const streams = { stdout: process.stdout, stderr: process.stderr } as const;
-  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
-  for (const name of ['stdout', 'stderr'] as const) {
-    streams[name].write = ((chunk: string | Uint8Array) => {
-      captured[name] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      return true;
-    }) as typeof process.stdout.write;
-  }
+  const sink = (name: 'stdout' | 'stderr') =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        captured[name] += chunk.toString('utf8');
+        done();
+      },
+    });
+  const streams = {
+    stdin: Readable.from(opts.input === undefined ? [] : [opts.input]),
+    stdout: sink('stdout'),
+    stderr: sink('stderr'),
+  };
+  const saved = { cwd: process.cwd(), env: process.env };
+  const descriptors = Object.keys(streams).map(
+    (name) => [name, Object.getOwnPropertyDescriptor(process, name)!] as const,
+  );
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    return { code: await main(args), ...captured };
+    for (const [name, stream] of Object.entries(streams))
+      Object.defineProperty(process, name, { value: stream, configurable: true });
+    process.env = cliEnv(opts.env);
+    if (opts.cwd !== undefined) process.chdir(opts.cwd);
+    const hang = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`watchdog ${args.join(' ')} has not finished after ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    return { code: await Promise.race([main(args), hang]), ...captured };
   } finally {
-    process.stdout.write = writes.stdout;
-    process.stderr.write = writes.stderr;
+    clearTimeout(timer);
+    process.chdir(saved.cwd);
+    process.env = saved.env;
+    for (const [name, descriptor] of descriptors) Object.defineProperty(process, name, descriptor);
+    finished();
   }
 }
+let mainQueue = Promise.resolve();

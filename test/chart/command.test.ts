@@ -4,11 +4,12 @@ import * as assert from 'uvu/assert';
 import { statePaths } from '../../src/chart/graph.ts';
 import { operatorGraph } from '../../src/chart/operator.ts';
 import { NODE_ID_PREFIX, renderChart, renderChartSvg } from '../../src/chart/render.ts';
+import { runMain } from '../_support/cli.ts';
 import { tempSuite } from '../_support/env.ts';
 import { runWatchdog } from '../_support/watchdog-bin.ts';
 
-/** `bin/watchdog chart …` as a real process, from a folder that is not the project. */
-const chart = (args: string[], cwd: string) => runWatchdog(['chart', ...args], cwd);
+/** `watchdog chart …` (its main() in this process), from a folder that is not the project. */
+const chart = (args: string[], cwd: string) => runMain(['chart', ...args], { cwd });
 
 const cli = tempSuite('watchdog chart', { prefix: 'wd-chart-' });
 
@@ -18,11 +19,11 @@ cli('chart :: prints Mermaid by default, DOT and JSON on request', async ({ dir 
     chart(['--format', 'dot'], dir),
     chart(['-f', 'json'], dir),
   ]);
-  assert.is(mermaid.status, 0, mermaid.stderr);
+  assert.is(mermaid.code, 0, mermaid.stderr);
   assert.is(mermaid.stdout, renderChart('mermaid'));
-  assert.is(dot.status, 0, dot.stderr);
+  assert.is(dot.code, 0, dot.stderr);
   assert.is(dot.stdout, renderChart('dot'));
-  assert.is(json.status, 0, json.stderr);
+  assert.is(json.code, 0, json.stderr);
   assert.is(json.stdout, renderChart('json'));
   // The operator's stop, the update-check and maintenance regions are charted, the hold beside the pending action.
   const paths = (JSON.parse(json.stdout) as { states: Array<{ path: string }> }).states.map((s) => s.path);
@@ -32,7 +33,7 @@ cli('chart :: prints Mermaid by default, DOT and JSON on request', async ({ dir 
 
 cli('chart :: --format svg writes the drawing the dashboard serves, one node per state', async ({ dir }) => {
   const r = await chart(['--format', 'svg', '--out', 'chart.svg'], dir);
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
   const svg = await readFile(join(dir, 'chart.svg'), 'utf8');
   assert.is(svg, `${await renderChartSvg()}\n`);
   assert.match(svg, /^<svg\b[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
@@ -45,32 +46,32 @@ cli("chart :: --view operator draws the server's life in plain words, in every f
     chart(['--format', 'svg', '--view', 'operator', '--out', 'op.svg'], dir),
     chart(['--format', 'json', '--view', 'operator'], dir),
   ]);
-  assert.is(dot.status, 0, dot.stderr);
+  assert.is(dot.code, 0, dot.stderr);
   assert.is(dot.stdout, renderChart('dot', 'operator'));
   assert.match(dot.stdout, '"server.running" [label=<running');
   assert.not.match(dot.stdout, 'updateCheck', 'the update-check region is the developer view');
-  assert.is(svg.status, 0, svg.stderr);
+  assert.is(svg.code, 0, svg.stderr);
   assert.match(svg.stderr, 'wrote the operator chart as svg');
   const drawn = await readFile(join(dir, 'op.svg'), 'utf8');
   assert.is(drawn, `${await renderChartSvg(undefined, 'operator')}\n`);
   for (const path of statePaths()) assert.match(drawn, `id="${NODE_ID_PREFIX}${path.replace(/-/g, '&#45;')}"`, path);
-  assert.is(json.status, 0, json.stderr);
+  assert.is(json.code, 0, json.stderr);
   assert.equal(JSON.parse(json.stdout), operatorGraph());
   const bad = await chart(['--view', 'manager'], dir);
-  assert.is(bad.status, 2);
+  assert.is(bad.code, 2);
   assert.match(bad.stderr, 'unknown view "manager"; choose one of operator, developer');
 });
 
 cli('chart :: --out writes the file (folders created), relative to where it runs', async ({ dir }) => {
   const r = await chart(['--format', 'dot', '--out', 'out/chart.dot'], dir);
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
   assert.is(r.stdout, '');
   assert.is(await readFile(join(dir, 'out/chart.dot'), 'utf8'), renderChart('dot'));
 });
 
 cli('chart :: a bad format or option prints the usage and exits 2', async ({ dir }) => {
   const bad = await chart(['--format', 'png'], dir);
-  assert.is(bad.status, 2);
+  assert.is(bad.code, 2);
   assert.match(bad.stderr, 'unknown format "png"');
   assert.match(
     bad.stderr,
@@ -78,21 +79,21 @@ cli('chart :: a bad format or option prints the usage and exits 2', async ({ dir
   );
   assert.is(bad.stdout, '');
   const unknown = await chart(['--colour'], dir);
-  assert.is(unknown.status, 2);
+  assert.is(unknown.code, 2);
   assert.match(unknown.stderr, 'usage: watchdog chart');
 });
 
 cli('chart :: an unwritable --out exits 1 and says where', async ({ dir }) => {
   await writeFile(join(dir, 'missing-dir-is-a-file'), 'a file where a folder should be');
   const blocked = await chart(['--out', join(dir, 'missing-dir-is-a-file', 'x.mmd')], dir);
-  assert.is(blocked.status, 1);
+  assert.is(blocked.code, 1);
   assert.match(blocked.stderr, 'cannot write');
 });
 
-// Node's own recursive mkdir spins forever under /proc (src/make-dir.ts); runWatchdog ends a hung CLI at 30 s.
+// Node's own recursive mkdir spins forever under /proc (src/make-dir.ts): the real bin, which runWatchdog ends at 30 s.
 cli('chart :: an --out under /proc exits 1 instead of spinning', async ({ dir }) => {
   const out = `/proc/watchdog-no-such-${process.pid}/chart/x.mmd`;
-  const r = await chart(['--out', out], dir);
+  const r = await runWatchdog(['chart', '--out', out], dir);
   assert.is(r.status, 1, r.stderr);
   assert.match(r.stderr, `cannot write ${out}`);
 });

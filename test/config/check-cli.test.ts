@@ -1,12 +1,11 @@
 import { readdir } from 'node:fs/promises';
 import * as assert from 'uvu/assert';
+import { runMain } from '../_support/cli.ts';
 import { tempSuite } from '../_support/env.ts';
-import { runWatchdog } from '../_support/watchdog-bin.ts';
 import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 
-/** `bin/watchdog check …` as a real process, from `cwd`, without a WATCHDOG_ENV of the caller's. */
-const check = (args: string[], cwd: string) =>
-  runWatchdog(['check', ...args], cwd, { ...process.env, WATCHDOG_ENV: '' });
+/** `watchdog check …` from `cwd`, without a WATCHDOG_ENV of the caller's. */
+const check = (args: string[], cwd: string) => runMain(['check', ...args], { cwd, env: { WATCHDOG_ENV: '' } });
 
 const cli = tempSuite('cli/check :: the real command', { prefix: 'wd-check-' });
 
@@ -18,7 +17,7 @@ cli('check :: a bad config exits 2, one line per problem, and creates no folder'
     ),
   });
   const r = await check(['--config', 'bad.yml'], dir);
-  assert.is(r.status, 2, r.stderr);
+  assert.is(r.code, 2, r.stderr);
   const lines = r.stderr.trimEnd().split('\n');
   assert.equal(lines, [
     'bad.yml: BaseUrl: expected an http(s) URL such as http://localhost:5000/, got "nope"',
@@ -55,7 +54,7 @@ cli('check :: a good config exits 0 with a summary, still touching nothing', asy
     'program:     /opt/game/run',
   ];
   const r = await check([], dir);
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
   const missing = summary.filter((part) => !r.stdout.includes(part));
   assert.equal(missing, [], `the summary shows every part:\n${r.stdout}`);
   assert.not.match(r.stdout, /s3cr3t/, 'no destination URL shown');
@@ -64,9 +63,9 @@ cli('check :: a good config exits 0 with a summary, still touching nothing', asy
 
 cli('check :: without appsettings.yml exits 2 naming the folder; a bad option is a usage error', async ({ dir }) => {
   const [missing, usage] = await Promise.all([check([], dir), check(['--frobnicate'], dir)]);
-  assert.is(missing.status, 2);
+  assert.is(missing.code, 2);
   assert.ok(missing.stderr.includes(dir), missing.stderr);
-  assert.is(usage.status, 2);
+  assert.is(usage.code, 2);
   assert.match(usage.stderr, /frobnicate/);
   assert.equal(await readdir(dir), []);
 });

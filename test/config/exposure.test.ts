@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { EXAMPLE_TOKENS } from '../../src/config/exposure.ts';
 import { loadConfig } from '../../src/config/load.ts';
+import { runMain } from '../_support/cli.ts';
 import { ROOT, tempSuite, waitFor } from '../_support/env.ts';
 import { runWatchdog } from '../_support/watchdog-bin.ts';
 import { oneInstance, writeFiles } from './_support/files.ts';
@@ -112,8 +113,8 @@ test('exposure :: bin/watchdog: start refuses the shipped config on *:0 (exit 2)
   assert.is(refused.status, 2, refused.stderr);
   assert.match(refused.stderr, 'Servers.Instances.demo.ApiToken: the token is the example from the documentation');
   assert.not.match(refused.stderr + refused.stdout, 'demo-token-change-me');
-  const checked = await runWatchdog(['check', '--config', config, '--urls', 'http://*:0'], dir);
-  assert.is(checked.status, 0, checked.stderr);
+  const checked = await runMain(['check', '--config', config, '--urls', 'http://*:0'], { cwd: dir });
+  assert.is(checked.code, 0, checked.stderr);
   assert.match(checked.stdout + checked.stderr, 'watchdog start will refuse it without --allow-weak-tokens');
   // The override: the daemon starts and listens on every interface (stopped by pid once it says so).
   const daemon = spawn(

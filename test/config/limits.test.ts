@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
 import { cgroup2Mount, cgroupOf } from '../../src/process/cgroup.ts';
+import { runMain } from '../_support/cli.ts';
 import { tempSuite } from '../_support/env.ts';
-import { runWatchdog } from '../_support/watchdog-bin.ts';
 import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: Limits', { prefix: 'wd-limits-' });
@@ -49,7 +49,7 @@ async function ownControllers(): Promise<string[] | null> {
   return own === null ? null : (await readFile(join(own, 'cgroup.controllers'), 'utf8')).split(/\s+/).filter(Boolean);
 }
 
-const check = (dir: string) => runWatchdog(['check'], dir, { ...process.env, WATCHDOG_ENV: '' });
+const check = (dir: string) => runMain(['check'], { cwd: dir, env: { WATCHDOG_ENV: '' } });
 const LIMITS = ['Limits:', '  MemoryMB: 64', '  CpuPercent: 50', '  Tasks: 100'];
 
 test('limits :: check warns, and exits 0, when the controllers are not delegated here', async ({ dir }) => {
@@ -67,7 +67,7 @@ test('limits :: check warns, and exits 0, when the controllers are not delegated
     ]),
   });
   const r = await check(dir);
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
   const warning = r.stderr.split('\n').find((l) => l.includes('Servers.Instances.alpha: Limits.'));
   assert.ok(warning, `a warning about the limits:\n${r.stderr}`);
   assert.match(warning, /^warning: /);
@@ -91,7 +91,7 @@ test('limits :: check warns under Process.Tracking: Environment, which gives lau
     ),
   });
   const r = await check(dir);
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
   assert.match(
     r.stderr,
     'warning: Servers.Instances.alpha: Limits.Tasks (pids.max) cannot apply: Process.Tracking is Environment: no cgroups; the server starts without it.',
@@ -103,7 +103,7 @@ test('limits :: no Limits, no warning about them', async ({ dir }) => {
     'appsettings.yml': oneInstance(['UpdateType: Manifest', 'Updates: { ManifestUrl: http://127.0.0.1:9/m }']),
   });
   const r = await check(dir);
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
   assert.not.match(r.stderr, 'Limits');
 });
 

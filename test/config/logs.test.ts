@@ -1,13 +1,6 @@
 import * as assert from 'uvu/assert';
 import { tempSuite } from '../_support/env.ts';
-import { runWatchdog } from '../_support/watchdog-bin.ts';
-import { serversYaml, writeFiles } from './_support/files.ts';
-
-/** Writes `file` (one instance, `top` as its daemon-wide lines) into `dir`, then runs `watchdog <args>` there. */
-async function checkTop(dir: string, file: string, args: string[], top: string[]) {
-  await writeFiles(dir, { [file]: serversYaml({ alpha: ['ApiToken: t', 'ApiPort: 1212'] }, { top }) });
-  return runWatchdog(args, dir, { ...process.env, WATCHDOG_ENV: '' });
-}
+import { checkTop } from './_support/files.ts';
 
 const logs = tempSuite('config :: Logs and the log timings', { prefix: 'wd-cfglogs-' });
 
@@ -28,7 +21,7 @@ logs('logs :: bad sizes, counts and waits exit 2 with one clear line each', asyn
       '  RefusedRequestLogSeconds: -1',
     ],
   );
-  assert.is(r.status, 2, r.stderr);
+  assert.is(r.code, 2, r.stderr);
   const expected = [
     'bad.yml: Logs.ServerLogMaxBytes: expected at least 1024 bytes, got 10',
     'bad.yml: Logs.ServerLogFiles: expected a whole number of files, got 1.5',
@@ -65,7 +58,7 @@ logs('logs :: the defaults pass, and good values are accepted', async ({ dir }) 
       '  RefusedRequestLogSeconds: 600',
     ],
   );
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
 });
 
 logs.run();

@@ -2,14 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { tempSuite } from '../_support/env.ts';
-import { runWatchdog } from '../_support/watchdog-bin.ts';
-import { serversYaml, writeFiles } from './_support/files.ts';
-
-/** Writes `file` (one instance, `top` as its daemon-wide lines) into `dir`, then runs `watchdog <args>` there. */
-async function checkTop(dir: string, file: string, args: string[], top: string[]) {
-  await writeFiles(dir, { [file]: serversYaml({ alpha: ['ApiToken: t', 'ApiPort: 1212'] }, { top }) });
-  return runWatchdog(args, dir, { ...process.env, WATCHDOG_ENV: '' });
-}
+import { checkTop } from './_support/files.ts';
 
 const oidc = tempSuite('config :: Users.Oidc, login through OpenID Connect', { prefix: 'wd-cfgoidc-' });
 
@@ -29,7 +22,7 @@ oidc('oidc :: bad settings exit 2 with one line each, naming the key', async ({ 
       '    UserClaim: "user name"',
     ],
   );
-  assert.is(r.status, 2, r.stderr);
+  assert.is(r.code, 2, r.stderr);
   const lines = r.stderr.trimEnd().split('\n');
   const expected = [
     /^bad\.yml: Users\.Oidc\.Issuer: expected an https URL .*plain http only on 127\.0\.0\.1 or localhost.*, got "http:\/\/sso\.example\/realms\/main"$/,
@@ -59,7 +52,7 @@ oidc('oidc :: a good provider passes; the secret is read from its file and never
       '    Scopes: [openid, profile, groups]',
     ],
   );
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
   assert.not.ok(`${r.stdout}${r.stderr}`.includes(secret), 'the secret is not printed');
   // Plain http is fine for a provider on this machine (a test's).
   const local = await checkTop(
@@ -74,7 +67,7 @@ oidc('oidc :: a good provider passes; the secret is read from its file and never
       '    RedirectUrl: http://127.0.0.1:5000/login/oidc/callback',
     ],
   );
-  assert.is(local.status, 0, local.stderr);
+  assert.is(local.code, 0, local.stderr);
 });
 
 oidc.run();

@@ -1,13 +1,6 @@
 import * as assert from 'uvu/assert';
 import { tempSuite } from '../_support/env.ts';
-import { runWatchdog } from '../_support/watchdog-bin.ts';
-import { serversYaml, writeFiles } from './_support/files.ts';
-
-/** Writes `file` (one instance, `top` as its daemon-wide lines) into `dir`, then runs `watchdog <args>` there. */
-async function checkTop(dir: string, file: string, args: string[], top: string[]) {
-  await writeFiles(dir, { [file]: serversYaml({ alpha: ['ApiToken: t', 'ApiPort: 1212'] }, { top }) });
-  return runWatchdog(args, dir, { ...process.env, WATCHDOG_ENV: '' });
-}
+import { checkTop } from './_support/files.ts';
 
 const users = tempSuite('config :: Users, the login settings', { prefix: 'wd-cfgusers-' });
 
@@ -26,7 +19,7 @@ users('users :: bad session and login settings exit 2 with one clear line each',
       '  SessionSeconds: 5',
     ],
   );
-  assert.is(r.status, 2, r.stderr);
+  assert.is(r.code, 2, r.stderr);
   const expected = [
     'bad.yml: Users.SessionMinutes: expected a positive number of minutes, got 0',
     'bad.yml: Users.SessionIdleMinutes: expected a number of minutes, got "soon"',
@@ -62,7 +55,7 @@ users('users :: the defaults pass, and good values are accepted', async ({ dir }
       '  LoginLockoutMaxSeconds: 1',
     ],
   );
-  assert.is(r.status, 0, r.stderr);
+  assert.is(r.code, 0, r.stderr);
 });
 
 users.run();

@@ -1,12 +1,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProbeResult } from '../../src/kit/probe.ts';
-import { runCli } from '../_support/cli.ts';
+import { runMain } from '../_support/cli.ts';
 import { type RunningDemo, startDemo } from '../_support/demo.ts';
 import { freePort } from '../_support/env.ts';
 
 /** Runs `bin/watchdog probe ...` and collects its output and exit code. */
-const watchdogProbe = (args: string[]) => runCli(['probe', ...args], { cwd: process.cwd() });
+const watchdogProbe = (args: string[]) => runMain(['probe', ...args], { cwd: process.cwd() });
 
 interface Ctx {
   demo?: RunningDemo;

@@ -11,7 +11,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { listBackups } from '../../src/backups/catalog.ts';
 import { restoreSnapshot } from '../../src/backups/restore.ts';
-import { runCli } from '../_support/cli.ts';
+import { runMain } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
@@ -98,7 +98,7 @@ test('backups :: scheduled snapshots of a database being written, retention, res
 
     // The rows written before a snapshot are all in it, in a row (no gap: one consistent copy).
     const before = Number(sql(join(inst, 'data', 'game.db'), 'SELECT count(*) FROM rows;'));
-    const took = await runCli(['backup', KEY, '--url', daemon.url, '--token', TOKEN], { cwd: dir.path });
+    const took = await runMain(['backup', KEY, '--url', daemon.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(took.code, 0, took.stderr);
     assert.match(took.stdout, new RegExp(`^backup of ${KEY} taken: \\d{8}T\\d{6}Z\\S* .* manual`));
     const manual = (await listBackups(join(inst, 'backups'))).find((b) => b.kind === 'manual');
@@ -114,7 +114,7 @@ test('backups :: scheduled snapshots of a database being written, retention, res
     } finally {
       await rm(second, { recursive: true, force: true });
     }
-    const list = await runCli(['backups', KEY, '--json', '--url', daemon.url, '--token', TOKEN], { cwd: dir.path });
+    const list = await runMain(['backups', KEY, '--json', '--url', daemon.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(list.code, 0, list.stderr);
     const listed = JSON.parse(list.stdout) as Array<{ kind: string; files: number }>;
     assert.ok(listed.length >= 1 && listed.length <= 5, `retention bounds the list: ${listed.length}`);

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cliEnv, runCli, WATCHDOG } from '../_support/cli.ts';
+import { cliEnv, runMain, WATCHDOG } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { basic, type RunningDaemon, startDaemon, waitState } from '../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
@@ -67,12 +67,12 @@ test('console :: watchdog console sends a command and prints the answer, before 
     const off = await waitState(d, 'off', TOKEN, 'server.running');
     if (off.pid !== null) servers.add(off.pid);
 
-    const sent = await runCli(['console', 'con', 'hello', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    const sent = await runMain(['console', 'con', 'hello', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(sent.code, 0, sent.stderr);
     assert.match(sent.stdout, 'console: hello');
 
     // Refused: the console off, a newline, no body; each answered with the reason and audited.
-    const refusedOff = await runCli(['console', 'off', 'hello', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    const refusedOff = await runMain(['console', 'off', 'hello', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(refusedOff.code, 1);
     assert.match(refusedOff.stderr, 'the console is off for instance off');
     const auth = { authorization: basic('con', TOKEN) };
@@ -120,7 +120,7 @@ test('console :: watchdog console sends a command and prints the answer, before 
     d = await startDaemon(yaml, { dir: dir.path });
     const adopted = await waitState(d, 'con', TOKEN, 'server.running');
     assert.is(adopted.pid, first.pid, 'the same server, adopted');
-    const again = await runCli(['console', 'con', 'again', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    const again = await runMain(['console', 'con', 'again', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(again.code, 0, again.stderr);
     assert.match(again.stdout, 'console: again');
     assert.not.match(await serverLog(), 'end of input');

@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../_support/cli.ts';
+import { runMain } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { basic, type RunningDaemon, startDaemon, waitState } from '../_support/daemon.ts';
 import { freePort, tempDir } from '../_support/env.ts';
@@ -210,43 +210,43 @@ s('files :: listing, download, ranges, escapes refused, not-shared refused, CLI 
 
     // The CLI: a table of the nested folder, then a fetch to a file, and a resumed fetch of a partial copy.
     const target = ['--url', url, '--token', TOKEN];
-    const table = await runCli(['files', KEY, 'data/replays/round-1', ...target], { cwd: dir.path });
+    const table = await runMain(['files', KEY, 'data/replays/round-1', ...target], { cwd: dir.path });
     assert.is(table.code, 0, table.stderr);
     assert.match(table.stdout, /^big\.zip\s+3\.1 MB\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m);
     assert.match(table.stdout, /^notes\.txt\s+10 bytes\s+/m);
-    const folders = await runCli(['files', KEY, ...target], { cwd: dir.path });
+    const folders = await runMain(['files', KEY, ...target], { cwd: dir.path });
     assert.is(folders.code, 0, folders.stderr);
     assert.match(folders.stdout, /^data\/replays\/\s+-\s+/m);
-    const refused = await runCli(['files', KEY, 'data/other', ...target], { cwd: dir.path });
+    const refused = await runMain(['files', KEY, 'data/other', ...target], { cwd: dir.path });
     assert.is(refused.code, 1);
     assert.match(refused.stderr, /403.*not a shared folder/s);
 
     const out = join(dir.path, 'copy.zip');
-    const fetched = await runCli(['fetch', KEY, 'data/replays/round-1/big.zip', '--out', out, ...target], {
+    const fetched = await runMain(['fetch', KEY, 'data/replays/round-1/big.zip', '--out', out, ...target], {
       cwd: dir.path,
     });
     assert.is(fetched.code, 0, fetched.stderr);
     assert.is(sha(await readFile(out)), sha(big));
     await writeFile(out, big.subarray(0, 1_234_567));
-    const resumed = await runCli(
+    const resumed = await runMain(
       ['fetch', KEY, 'data/replays/round-1/big.zip', '--out', out, '--continue', ...target],
       { cwd: dir.path },
     );
     assert.is(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stderr, /resumed/);
     assert.is(sha(await readFile(out)), sha(big));
-    const missing = await runCli(['fetch', KEY, 'data/replays/none.zip', '--out', join(dir.path, 'x'), ...target], {
+    const missing = await runMain(['fetch', KEY, 'data/replays/none.zip', '--out', join(dir.path, 'x'), ...target], {
       cwd: dir.path,
     });
     assert.is(missing.code, 1);
     assert.match(missing.stderr, /404: data\/replays\/none\.zip of fk: no such file/);
-    const wrongToken = await runCli(['files', KEY, '--url', url, '--token', 'nope'], { cwd: dir.path });
+    const wrongToken = await runMain(['files', KEY, '--url', url, '--token', 'nope'], { cwd: dir.path });
     assert.is(wrongToken.code, 1);
     assert.match(wrongToken.stderr, /401: the token for instance fk was refused/);
-    const unknown = await runCli(['files', 'nope', ...target], { cwd: dir.path });
+    const unknown = await runMain(['files', 'nope', ...target], { cwd: dir.path });
     assert.is(unknown.code, 1);
     assert.match(unknown.stderr, /nope/);
-    const aFile = await runCli(['files', KEY, 'dumps/empty.dmp', ...target], { cwd: dir.path });
+    const aFile = await runMain(['files', KEY, 'dumps/empty.dmp', ...target], { cwd: dir.path });
     assert.is(aFile.code, 1);
     assert.match(aFile.stderr, /is a file, not a folder/);
   } finally {

@@ -2,7 +2,7 @@ import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../_support/cli.ts';
+import { runMain } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { withDaemons } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
@@ -47,7 +47,7 @@ test('hang-loop :: a server that hangs after each check-in: relaunches back off,
     const dumps = await readdir(join(tmp, 'instances/demo/dumps'));
     assert.is(dumps.length, 1, `one dump per loop: ${dumps.join(', ')}`);
 
-    const cli = await runCli(['status', 'demo', '--json', '--url', d.url, '--token', 'tok'], { cwd: tmp });
+    const cli = await runMain(['status', 'demo', '--json', '--url', d.url, '--token', 'tok'], { cwd: tmp });
     assert.is(cli.code, 0, cli.stderr);
     const status = JSON.parse(cli.stdout) as { lastExit: { reason: string; signal: string | null; at: string } | null };
     assert.is(status.lastExit?.reason, 'hang');

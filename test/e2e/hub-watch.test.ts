@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../_support/cli.ts';
+import { runMain } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
@@ -58,7 +58,7 @@ test('hub watch :: dropped from the hub: re-advertise through the console, then 
     assert.is(listed.address, address);
     assert.is(listed.hubs[0]?.hub, hub.url);
     assert.ok(listed.hubs[0]?.checkedAt, 'the time of the last answer');
-    const table = await runCli(['status', 'adv', '--url', daemon.url, '--token', 'tok'], { cwd: ROOT });
+    const table = await runMain(['status', 'adv', '--url', daemon.url, '--token', 'tok'], { cwd: ROOT });
     assert.match(table.stdout, new RegExp(`adv hub: listed by ${hub.url}`));
     const metric = async () =>
       (await (await fetch(`${daemon.url}/metrics`)).text()).match(/^watchdog_instance_hub_listed\{[^}]*\} (\d)$/m)?.[1];

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { LastExitStatus, MaintenanceStatus, ResourceStatus } from '../../src/supervisor/status.ts';
-import { runCli } from '../_support/cli.ts';
+import { runMain } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { basic, daemonSuite, type StatusJson, startDaemon, waitState } from '../_support/daemon.ts';
 import { udpPlayer } from '../_support/demo.ts';
@@ -189,7 +189,7 @@ s('maintenance :: restart?when=RoundEnd delivers POST /update to the server', as
 s('maintenance :: a hold holds a schedule back and outlives a daemon restart', async (ctx) => {
   const d = ctx.daemon;
   if (!d) throw new Error('no daemon');
-  const cli = await runCli(
+  const cli = await runMain(
     ['hold', 'held', '--for', '10m', '--reason', 'tournament', '--url', d.url, '--token', TOKEN],
     {
       cwd: ctx.dir,
@@ -201,10 +201,10 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
   // The CLI prints the daemon's own end time, not one it computed.
   assert.is(cli.stdout, `maintenance of held held until ${first.maintenance.hold?.until} at ${d.url}\n`);
   // A shorter hold replaces it, and the CLI says what it replaced; then the 10 minutes again.
-  const shorter = await runCli(['hold', 'held', '--for', '90s', '--url', d.url, '--token', TOKEN], { cwd: ctx.dir });
+  const shorter = await runMain(['hold', 'held', '--for', '90s', '--url', d.url, '--token', TOKEN], { cwd: ctx.dir });
   assert.is(shorter.code, 0, shorter.stderr);
   assert.match(shorter.stdout, `(shortened: the hold it replaces ran until ${first.maintenance.hold?.until})`);
-  const again = await runCli(
+  const again = await runMain(
     ['hold', 'held', '--for', '10m', '--reason', 'tournament', '--url', d.url, '--token', TOKEN],
     {
       cwd: ctx.dir,
@@ -251,7 +251,7 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
     15_000,
   );
   assert.is(((await next.status('held', TOKEN)) as Status).pid, pid, 'still held after the restart');
-  const released = await runCli(['release', 'held', '--url', next.url, '--token', TOKEN], { cwd: ctx.dir });
+  const released = await runMain(['release', 'held', '--url', next.url, '--token', TOKEN], { cwd: ctx.dir });
   assert.is(released.code, 0, released.stderr);
   await waitState(next, 'held', TOKEN, 'server.running', { notPid: pid, timeoutMs: 15_000 });
   assert.is((await post(next.url, 'held', 'release')).status, 409, 'nothing left to release');

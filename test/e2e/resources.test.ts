@@ -5,7 +5,7 @@
  */
 import * as assert from 'uvu/assert';
 import type { ResourceStatus } from '../../src/supervisor/status.ts';
-import { runCli } from '../_support/cli.ts';
+import { runMain } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
 import { udpPlayer } from '../_support/demo.ts';
@@ -52,7 +52,7 @@ test('resources :: status JSON, table and /metrics: CPU, the tree memory and the
     const sampledAt = Date.parse(r.at);
     assert.ok(sampledAt >= Date.parse(s.startedAt!) && sampledAt <= Date.now(), `${r.at} (started ${s.startedAt})`);
 
-    const table = await runCli(['status', 'demo', '--url', d.url, '--token', TOKEN], { cwd: ctx.dir });
+    const table = await runMain(['status', 'demo', '--url', d.url, '--token', TOKEN], { cwd: ctx.dir });
     assert.is(table.code, 0, table.stderr);
     const [header, row] = table.stdout.split('\n');
     const col = (name: string) => {

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../_support/cli.ts';
+import { runMain } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon, waitState } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
@@ -23,7 +23,7 @@ test('stop-remembered :: stop, daemon restart: still stopped, saying who stopped
   try {
     d = await startDaemon(yaml, { dir: dir.path });
     await waitState(d, 'lrp', TOKEN, 'server.running');
-    const stop = await runCli(['stop', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    const stop = await runMain(['stop', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(stop.code, 0, stop.stderr);
     const data = JSON.parse(await readFile(join(dir.path, 'instances/lrp/data.json'), 'utf8')) as {
       stopped: { by: string; at: string } | null;
@@ -42,12 +42,12 @@ test('stop-remembered :: stop, daemon restart: still stopped, saying who stopped
     await waitFor('the daemon saying why it stays stopped', () =>
       d!.log().includes('stays stopped: stopped with its API token from 127.0.0.1 at'),
     );
-    const table = await runCli(['status', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    const table = await runMain(['status', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.match(table.stdout, `lrp stopped with its API token from 127.0.0.1 at ${data.stopped?.at}`);
 
     // `watchdog start lrp` (a restart, sent only to a stopped instance) starts it and forgets the stop; a daemon
     // shutdown is not a stop, so it runs after the next start.
-    const start = await runCli(['start', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    const start = await runMain(['start', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(start.code, 0, start.stderr);
     assert.match(start.stdout, /restart of lrp done: running, pid \d+/);
     // Up to that request this daemon launched nothing: its log has no launch before it.
@@ -55,7 +55,7 @@ test('stop-remembered :: stop, daemon restart: still stopped, saying who stopped
     const asked = log.indexOf('[watchdog:lrp] control: restart');
     assert.ok(asked > 0, 'the start request is logged');
     assert.not.match(log.slice(0, asked), /server launched/, 'not launched by the daemon start');
-    const again = await runCli(['start', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    const again = await runMain(['start', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(again.code, 0, again.stderr);
     assert.is(
       again.stdout,

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type CliResult, runCli } from '../../_support/cli.ts';
+import { type CliResult, runMain } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
@@ -54,7 +54,7 @@ test.after(async (ctx) => {
 
 const d = (ctx: Ctx) => ctx.daemon!;
 const cli = (ctx: Ctx, args: string[], timeoutMs = 30_000): Promise<CliResult> =>
-  runCli([...args, '--url', d(ctx).url], { cwd: d(ctx).dir, timeoutMs });
+  runMain([...args, '--url', d(ctx).url], { cwd: d(ctx).dir, timeoutMs });
 const running = (ctx: Ctx) =>
   waitFor(
     'demo running',

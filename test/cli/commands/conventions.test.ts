@@ -80,7 +80,7 @@ for (const shell of ['bash', 'zsh', 'fish']) {
     continue;
   }
   completion(name, async ({ cwd }) => {
-    const r = await runCli(['completion', shell], { cwd });
+    const r = await runMain(['completion', shell], { cwd });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /watchdog/);
     const file = join(cwd, `watchdog.${shell}`);
@@ -91,7 +91,7 @@ for (const shell of ['bash', 'zsh', 'fish']) {
 }
 
 completion('conventions :: an unknown shell is a usage error', async ({ cwd }) => {
-  const bad = await runCli(['completion', 'tcsh'], { cwd });
+  const bad = await runMain(['completion', 'tcsh'], { cwd });
   assert.is(bad.code, 2);
   assert.match(bad.stderr, /unknown shell "tcsh"; choose one of bash, zsh, fish/);
 });
@@ -107,7 +107,7 @@ function bashComplete(script: string, cwd: string, words: string[]): string[] {
 completion(
   "conventions :: bash: commands, a command's flags, option values, and instance keys from ./appsettings.yml",
   async ({ cwd }) => {
-    const r = await runCli(['completion', 'bash'], { cwd });
+    const r = await runMain(['completion', 'bash'], { cwd });
     const script = join(cwd, 'watchdog.bash');
     await writeFile(script, r.stdout);
     const dir = join(cwd, 'daemon');
@@ -167,7 +167,7 @@ check(
       ],
     });
     await writeFile(join(cwd, 'appsettings.yml'), yaml);
-    const r: CliResult = await runCli(['check'], { cwd });
+    const r: CliResult = await runMain(['check'], { cwd });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /^configuration is valid/);
     const warnings = r.stderr.split('\n').filter((l) => l.includes('RunCommand'));

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { parse } from 'yaml';
 import { newApiKey } from '../../../src/auth/api-keys.ts';
 import { newTotpSecret, totpAt } from '../../../src/auth/totp.ts';
-import { runCli } from '../../_support/cli.ts';
+import { runMain } from '../../_support/cli.ts';
 import { daemonSuite, type RunningDaemon } from '../../_support/daemon.ts';
 import { waitFor } from '../../_support/env.ts';
 import { fastHash } from '../../auth/_support/hash.ts';
@@ -38,7 +38,7 @@ const test = daemonSuite('watchdog login :: a kept login per daemon', {
 
 /** The CLI in a folder without appsettings.yml (so no local token), its config home in the daemon's folder. */
 const cli = (dir: string, args: string[], input?: string, env: Record<string, string> = {}) =>
-  runCli(args, { cwd: '/', env: { XDG_CONFIG_HOME: join(dir, 'home'), WATCHDOG_ADMIN: '', ...env }, input });
+  runMain(args, { cwd: '/', env: { XDG_CONFIG_HOME: join(dir, 'home'), WATCHDOG_ADMIN: '', ...env }, input });
 
 const loginsOf = (d: RunningDaemon) => join(d.dir, 'home', 'watchdog', 'logins.json');
 const kept = async (d: RunningDaemon) =>

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { logPath, rotateLogs } from '../../../src/process/log-file.ts';
-import { runCli, spawnCli } from '../../_support/cli.ts';
+import { runMain, spawnCli } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { tempDir, waitFor } from '../../_support/env.ts';
 
@@ -40,12 +40,12 @@ const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }
 test('logs :: -n N prints the last N lines; the default is 50', async ({ cwd, logDir }) => {
   mkdirSync(logDir, { recursive: true });
   writeFileSync(logPath(logDir), lines(1, 80).join('\n') + '\n');
-  const three = await runCli(['logs', 'demo', '-n', '3'], { cwd });
+  const three = await runMain(['logs', 'demo', '-n', '3'], { cwd });
   assert.is(three.code, 0, three.stderr);
   assert.is(three.stdout, 'line 78\nline 79\nline 80\n');
-  const all = await runCli(['logs', 'demo'], { cwd });
+  const all = await runMain(['logs', 'demo'], { cwd });
   assert.is(all.stdout, lines(31, 80).join('\n') + '\n');
-  const long = await runCli(['logs', 'demo', '--lines', '1'], { cwd });
+  const long = await runMain(['logs', 'demo', '--lines', '1'], { cwd });
   assert.is(long.stdout, 'line 80\n');
 });
 
@@ -54,16 +54,16 @@ test('logs :: --config points at a config elsewhere', async ({ cwd, logDir }) =>
   writeFileSync(logPath(logDir), 'hello\n');
   const sub = join(cwd, 'elsewhere');
   mkdirSync(sub);
-  const r = await runCli(['logs', 'demo', '--config', join(cwd, 'appsettings.yml')], { cwd: sub });
+  const r = await runMain(['logs', 'demo', '--config', join(cwd, 'appsettings.yml')], { cwd: sub });
   // Instance folders resolve against the working directory, as the daemon's do.
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stderr, /no log yet at .*elsewhere\/instances\/demo\/logs\/server\.log/);
-  const here = await runCli(['logs', 'demo', '--config', 'appsettings.yml'], { cwd });
+  const here = await runMain(['logs', 'demo', '--config', 'appsettings.yml'], { cwd });
   assert.is(here.stdout, 'hello\n');
 });
 
 test('logs :: an instance the config does not name: exit 1, listing the ones it does', async ({ cwd }) => {
-  const r = await runCli(['logs', 'nope'], { cwd });
+  const r = await runMain(['logs', 'nope'], { cwd });
   assert.is(r.code, 1);
   assert.is(r.stderr, 'watchdog logs: no instance "nope" (instances: demo, other)\n');
 });
@@ -71,7 +71,7 @@ test('logs :: an instance the config does not name: exit 1, listing the ones it 
 test('logs :: no config: exit 2, naming the file looked for', async ({ cwd }) => {
   const empty = join(cwd, 'empty');
   mkdirSync(empty);
-  const r = await runCli(['logs', 'demo'], { cwd: empty });
+  const r = await runMain(['logs', 'demo'], { cwd: empty });
   assert.is(r.code, 2);
   assert.match(r.stderr, /watchdog logs needs the local config/);
 });

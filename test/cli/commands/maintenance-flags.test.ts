@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { control } from '../../../src/cli/commands/control.ts';
 import { durationMinutes, hold } from '../../../src/cli/commands/hold.ts';
 import { UsageError } from '../../../src/errors.ts';
-import { runCli } from '../../_support/cli.ts';
+import { runMain } from '../../_support/cli.ts';
 import { basic } from '../../_support/daemon.ts';
 import { tempDir } from '../../_support/env.ts';
 import { serveLoopback } from '../../_support/webhook.ts';
@@ -71,10 +71,9 @@ flags.before(async (ctx) => {
 });
 flags.after((ctx) => ctx.close());
 
-const cli = (ctx: Ctx, args: string[]) => runCli([...args, '--url', ctx.url, '--token', 'tok'], { cwd: ctx.cwd });
+const cli = (ctx: Ctx, args: string[]) => runMain([...args, '--url', ctx.url, '--token', 'tok'], { cwd: ctx.cwd });
 
 flags('maintenance-flags :: --when, --now, --with-data and --for reach the daemon as query parameters', async (ctx) => {
-  // Side by side: each costs a Node start.
   const runs = await Promise.all([
     cli(ctx, ['restart', 'demo', '--when', 'RoundEnd']),
     cli(ctx, ['hold', 'demo', '--for', '2h', '--reason', 'cup final']),

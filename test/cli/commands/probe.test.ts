@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../../_support/cli.ts';
+import { runMain } from '../../_support/cli.ts';
 import { tempDir } from '../../_support/env.ts';
 import {
   type EngineServer,
@@ -14,8 +14,8 @@ import {
 } from '../../fixtures/engine/payloads.ts';
 
 /**
- * `watchdog probe <address>` as a real process against a loopback node:http server whose /status and /info
- * answer (200, JSON) but fail validation: exit 1, and every problem printed with its path.
+ * `watchdog probe <address>` against a loopback node:http server whose /status and /info answer (200, JSON) but
+ * fail validation: exit 1, and every problem printed with its path.
  */
 interface Ctx {
   server?: Server;
@@ -59,7 +59,7 @@ test.after(async (ctx) => {
 });
 
 test('probe :: exit 1; the problems listed with their paths', async ({ port, cwd }) => {
-  const r = await runCli(['probe', `127.0.0.1:${port}`], { cwd });
+  const r = await runMain(['probe', `127.0.0.1:${port}`], { cwd });
   assert.is(r.code, 1, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
   assert.is(r.stderr, '');
   assert.match(r.stdout, new RegExp(`^status url: +http://127\\.0\\.0\\.1:${port}/status$`, 'm'));
@@ -69,7 +69,7 @@ test('probe :: exit 1; the problems listed with their paths', async ({ port, cwd
 });
 
 test('probe :: --json: exit 1, the same problems by path', async ({ port, cwd }) => {
-  const r = await runCli(['probe', `127.0.0.1:${port}`, '--json'], { cwd });
+  const r = await runMain(['probe', `127.0.0.1:${port}`, '--json'], { cwd });
   assert.is(r.code, 1, r.stderr);
   const json = JSON.parse(r.stdout) as { problems: Array<{ path: string; message: string }> };
   assert.equal(
@@ -104,7 +104,7 @@ engine.after(async (ctx) => {
 
 engine('probe :: in a round with links (launcher icons, a null icon): exit 0, no problems', async (ctx) => {
   Object.assign(ctx.engine!.bodies, { status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
-  const r = await runCli(['probe', `127.0.0.1:${ctx.engine!.port}`], { cwd: ctx.cwd });
+  const r = await runMain(['probe', `127.0.0.1:${ctx.engine!.port}`], { cwd: ctx.cwd });
   assert.is(r.code, 0, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
   assert.match(r.stdout, /^link: +Source \[github\] https:\/\/github\.com\/space-wizards\/space-station-14$/m);
   assert.match(r.stdout, /^link: +Rules https:\/\/example\.net\/rules$/m);
@@ -115,7 +115,7 @@ engine(
   'probe :: --json, hybrid ACZ build without links in the lobby: exit 0, the payloads as received',
   async (ctx) => {
     Object.assign(ctx.engine!.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
-    const r = await runCli(['probe', `127.0.0.1:${ctx.engine!.port}`, '--json'], { cwd: ctx.cwd });
+    const r = await runMain(['probe', `127.0.0.1:${ctx.engine!.port}`, '--json'], { cwd: ctx.cwd });
     assert.is(r.code, 0, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
     const json = JSON.parse(r.stdout) as {
       problems: unknown[];

@@ -80,13 +80,13 @@ usage('usage :: a mistyped command or option: "did you mean", exit 2, no wall of
 usage(
   'usage :: --url without a scheme is a usage error that shows the fix, before anything is sent',
   async ({ cwd }) => {
-    const r = await runCli(['status', 'demo', '--url', 'localhost:5000', '--token', 'sekrit-token-4'], { cwd });
+    const r = await runMain(['status', 'demo', '--url', 'localhost:5000', '--token', 'sekrit-token-4'], { cwd });
     assert.is(r.code, 2);
     assert.is(
       r.stderr,
       'watchdog status: --url "localhost:5000" is not an http:// or https:// address (did you mean http://localhost:5000?)\n',
     );
-    const env = await runCli(['restart', 'demo', '--token', 'sekrit-token-4'], {
+    const env = await runMain(['restart', 'demo', '--token', 'sekrit-token-4'], {
       cwd,
       env: { WATCHDOG_URL: 'ftp://x' },
     });
@@ -120,7 +120,7 @@ usage('usage :: every option line of hold and status is described, in one column
 });
 
 usage('usage :: check --config with a missing file says to check that path', async ({ cwd }) => {
-  const r = await runCli(['check', '--config', 'nope.yml'], { cwd });
+  const r = await runMain(['check', '--config', 'nope.yml'], { cwd });
   assert.is(r.code, 2);
   assert.match(r.stderr + r.stdout, `nope.yml not found in ${cwd} (check the path given to --config)`);
 });
@@ -135,7 +135,7 @@ down(
   'usage :: restart against a closed port: exit 1, the address and how to start it; the token never printed',
   async ({ cwd }) => {
     const port = await freePort();
-    const r = await runCli(['restart', 'demo', '--url', `http://127.0.0.1:${port}/`, '--token', 'sekrit-token-1'], {
+    const r = await runMain(['restart', 'demo', '--url', `http://127.0.0.1:${port}/`, '--token', 'sekrit-token-1'], {
       cwd,
     });
     assert.is(r.code, 1);
@@ -152,7 +152,7 @@ for (const action of ['update', 'rollback']) {
     `usage :: ${action} against a closed port: exit 1, the same "no watchdog answering" message; the token never printed`,
     async ({ cwd }) => {
       const port = await freePort();
-      const r = await runCli([action, 'demo', '--url', `http://127.0.0.1:${port}`, '--token', 'sekrit-token-3'], {
+      const r = await runMain([action, 'demo', '--url', `http://127.0.0.1:${port}`, '--token', 'sekrit-token-3'], {
         cwd,
       });
       assert.is(r.code, 1);
@@ -178,7 +178,7 @@ down(
       yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${await freePort()}`),
     );
     await writeFile(join(logDir, 'server.log'), 'one\ntwo\n');
-    const r = await runCli(['logs', 'demo', '-n', '1'], { cwd: dir });
+    const r = await runMain(['logs', 'demo', '-n', '1'], { cwd: dir });
     assert.is(r.code, 0, r.stderr);
     assert.is(r.stdout, 'two\n');
     assert.is(r.stderr, '');
@@ -189,7 +189,7 @@ down(
   'usage :: status with WATCHDOG_TOKEN and no local config at all; localhost tries every address',
   async ({ cwd }) => {
     const port = await freePort();
-    const r = await runCli(['status', 'demo', '--url', `http://localhost:${port}`], {
+    const r = await runMain(['status', 'demo', '--url', `http://localhost:${port}`], {
       cwd,
       env: { WATCHDOG_TOKEN: 'sekrit-token-2' },
     });
@@ -204,7 +204,7 @@ down(
 
 down('usage :: status --watch keeps trying and stops after --count redraws', async ({ cwd }) => {
   const port = await freePort();
-  const r = await runCli(
+  const r = await runMain(
     [
       'status',
       'demo',
@@ -238,7 +238,7 @@ down(
       ],
     });
     await writeFile(join(dir, 'appsettings.yml'), yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${port}`));
-    const r = await runCli(['status'], { cwd: dir });
+    const r = await runMain(['status'], { cwd: dir });
     assert.is(r.code, 1);
     assert.is(
       r.stderr,
@@ -261,7 +261,7 @@ down('usage :: no --url and no config: http://localhost:5000', async ({ cwd }) =
     console.warn('skipped the default-address check: something listens on 127.0.0.1:5000');
     return;
   }
-  const r = await runCli(['stop', 'demo', '--token', 'x'], { cwd });
+  const r = await runMain(['stop', 'demo', '--token', 'x'], { cwd });
   assert.is(r.code, 1);
   assert.is(
     r.stderr,
@@ -270,7 +270,7 @@ down('usage :: no --url and no config: http://localhost:5000', async ({ cwd }) =
 });
 
 down('usage :: no token for the instance anywhere: exit 2 before any request', async ({ cwd }) => {
-  const r = await runCli(['restart', 'demo', '--url', 'http://127.0.0.1:9'], { cwd });
+  const r = await runMain(['restart', 'demo', '--url', 'http://127.0.0.1:9'], { cwd });
   assert.is(r.code, 2);
   assert.match(r.stderr, /watchdog restart: no token for instance demo: pass --token, set WATCHDOG_TOKEN/);
 });

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { runCli } from '../../_support/cli.ts';
+import { runMain } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
@@ -49,7 +49,7 @@ for (const [key, code, why] of [
     assert.is(exit?.reason, 'launch-failed');
     assert.match(exit?.detail ?? '', new RegExp(`: ${code} \\(${why}\\) — check RunCommand$`));
     assert.is((s as { restarts?: number }).restarts, 0, 'RESTARTS counts runs, and none started');
-    const cli = await runCli(['status', key, '--url', d.url, '--token', 'tok'], { cwd: ctx.dir });
+    const cli = await runMain(['status', key, '--url', d.url, '--token', 'tok'], { cwd: ctx.dir });
     assert.match(cli.stdout, `${key} last exit: cannot launch ${program}: ${code}`);
     assert.match(cli.stdout, /launch-failed \d+s ago/);
     assert.is((await fetch(`${d.url}/health`)).status, 200, 'daemon alive');

@@ -12,7 +12,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse, stringify } from 'yaml';
 import { listBackups } from '../../../src/backups/catalog.ts';
-import { runCli } from '../../_support/cli.ts';
+import { runMain } from '../../_support/cli.ts';
 import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { sqliteUnavailable } from '../../backups/_support/sqlite.ts';
@@ -72,7 +72,7 @@ test('before-update snapshot :: a failed install removes its snapshot; a newer b
     });
     d = await startDaemon(stringify(config), { dir: dir.path });
     const daemon = d;
-    const cli = async (...args: string[]) => runCli([...args, '--url', daemon.url, '--token', TOKEN], { cwd: ROOT });
+    const cli = async (...args: string[]) => runMain([...args, '--url', daemon.url, '--token', TOKEN], { cwd: ROOT });
     const snapshots = async () => (await listBackups(join(instanceDir(daemon, KEY), 'backups'))).map((e) => e.id);
     /** Asks for the update, holds its snapshot until `meanwhile` has changed the CDN, then lets it go on. */
     const updateMeeting = async (meanwhile: () => void) => {

@@ -2,7 +2,7 @@ import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { DownloadProgress, UpdateCheckStatus } from '../../../src/supervisor/status.ts';
-import { runCli } from '../../_support/cli.ts';
+import { runMain } from '../../_support/cli.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { idleRss, unharmedWhile } from '../../_support/daemon-watch.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
@@ -125,14 +125,14 @@ test('manifest-failures :: a failed check is a failed outcome, not "no update": 
   const d = ctx.daemon!;
   const ep = ['--url', d.url, '--token', TOKEN];
   ctx.cdn.set(MANIFEST, { kind: 'status', status: 503 });
-  const failed = await runCli(['update', KEY, '--wait', ...ep], { cwd: ctx.dir });
+  const failed = await runMain(['update', KEY, '--wait', ...ep], { cwd: ctx.dir });
   assert.is(failed.code, 1, failed.stdout);
   assert.match(failed.stdout, /update of f failed: the update check failed: the manifest at \S+ answered HTTP 503/);
   const s = (await d.status(KEY, TOKEN)) as unknown as { updateCheck: UpdateCheckStatus };
   assert.is(s.updateCheck.result, 'failed');
   assert.match(s.updateCheck.error ?? '', 'answered HTTP 503');
   assert.ok(s.updateCheck.failingSince !== null, 'failing since');
-  const table = await runCli(['status', KEY, ...ep], { cwd: ctx.dir });
+  const table = await runMain(['status', KEY, ...ep], { cwd: ctx.dir });
   assert.match(table.stdout, `f update checks failing since ${s.updateCheck.failingSince}`);
   assert.ok(
     ((await metricValue(d.url, 'watchdog_update_checks_total', { instance: KEY, result: 'failed' })) ?? 0) >= 1,
@@ -140,7 +140,7 @@ test('manifest-failures :: a failed check is a failed outcome, not "no update": 
 
   // The CDN answers again: the next check works, says so, and the failing run is over.
   ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
-  const none = await runCli(['update', KEY, '--wait', ...ep], { cwd: ctx.dir });
+  const none = await runMain(['update', KEY, '--wait', ...ep], { cwd: ctx.dir });
   assert.is(none.code, 0, none.stdout);
   assert.match(none.stdout, 'no update available');
   const ok = (await d.status(KEY, TOKEN)) as unknown as { updateCheck: UpdateCheckStatus };

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { runCli } from '../../_support/cli.ts';
+import { runMain } from '../../_support/cli.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { type Cdn, startCdn } from '../../fixtures/archives/serve.ts';
@@ -111,7 +111,7 @@ test('manifest :: after POST /rollback the status names the build that runs (bui
 
 test('manifest :: watchdog rollback <key> --url --token: swaps again (B), server restarted', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
-  const cli = await runCli(['rollback', KEY, '--url', ctx.daemon!.url, '--token', TOKEN], { cwd: ROOT });
+  const cli = await runMain(['rollback', KEY, '--url', ctx.daemon!.url, '--token', TOKEN], { cwd: ROOT });
   assert.is(cli.code, 0, cli.stderr);
   const { stdout } = cli;
   assert.match(stdout, /rollback requested for m/);

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../../_support/cli.ts';
+import { runMain } from '../../_support/cli.ts';
 import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { sql, sqliteUnavailable } from '../../backups/_support/sqlite.ts';
@@ -46,7 +46,7 @@ test('rollback with data :: the old build reads its rows again; restore puts a s
     const port = await freePort();
     d = await startDaemon(manifestConfig(KEY, port, cdn.url('/manifest'), 10), { dir: dir.path });
     const daemon = d;
-    const cli = async (...args: string[]) => runCli([...args, '--url', daemon.url, '--token', TOKEN], { cwd: ROOT });
+    const cli = async (...args: string[]) => runMain([...args, '--url', daemon.url, '--token', TOKEN], { cwd: ROOT });
     const db = join(instanceDir(daemon, KEY), 'data', 'game.db');
 
     const onA = await runningBuild(daemon, KEY, port, 'A', { timeoutMs: SLOW_MS });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { monotonicMs } from '../clock.ts';
 import { procPids, statFields } from './proc-info.ts';
 
 /** USER_HZ, fixed at 100 on every architecture Linux supports (Node has no sysconf). */
@@ -45,37 +46,67 @@ function parseStat(pid: number, text: string) {
 type ProcEntry = NonNullable<ReturnType<typeof parseStat>>;
 
 /**
+ * How long one pass over every process in /proc says who belongs to whose tree. Each instance samples its server's
+ * tree every few seconds, and a pass reads a file per process on the machine: shared, twenty instances on a host of
+ * thousands of processes make one pass an interval instead of twenty. A member's own figures are read fresh; a
+ * process started since the pass is counted from the next one.
+ */
+const PASS_REUSE_MS = 1_000;
+const passes = new WeakMap<ProcSource, { at: number; entries: Map<number, ProcEntry> }>();
+
+function pass(proc: ProcSource): Map<number, ProcEntry> {
+  const last = passes.get(proc);
+  if (last && monotonicMs() - last.at < PASS_REUSE_MS) return last.entries;
+  const entries = new Map<number, ProcEntry>();
+  for (const pid of proc.pids()) {
+    const e = readEntry(proc, pid);
+    if (e !== null) entries.set(pid, e);
+  }
+  passes.set(proc, { at: monotonicMs(), entries });
+  return entries;
+}
+
+/** A live process's stat, parsed; null when it has gone or is a zombie. */
+function readEntry(proc: ProcSource, pid: number): ProcEntry | null {
+  const text = proc.read(pid, 'stat');
+  const e = text === null ? null : parseStat(pid, text);
+  return e === null || e.state === 'Z' ? null : e;
+}
+
+/**
  * The memory and CPU time of a server and all it started: its process group, `alsoPids` (its cgroup's, which holds a
- * helper that double-forked away) and their descendants, in one pass over /proc; null if it is gone or a zombie.
+ * helper that double-forked away) and their descendants, found in a shared pass over /proc; null if it is gone or a
+ * zombie.
  */
 export function readTreeStats(
   rootPid: number,
   { proc = procfs, alsoPids = [] }: { proc?: ProcSource; alsoPids?: readonly number[] } = {},
 ): TreeStats | null {
   if (!Number.isInteger(rootPid) || rootPid <= 0) return null;
-  const rootText = proc.read(rootPid, 'stat');
-  const root = rootText === null ? null : parseStat(rootPid, rootText);
-  if (root === null || root.state === 'Z') return null;
-  const entries = new Map<number, ProcEntry>([[rootPid, root]]);
-  for (const pid of proc.pids()) {
-    if (pid === rootPid) continue;
-    const text = proc.read(pid, 'stat');
-    const e = text === null ? null : parseStat(pid, text);
-    if (e !== null && e.state !== 'Z') entries.set(pid, e);
+  const root = readEntry(proc, rootPid);
+  if (root === null) return null;
+  const entries = new Map(pass(proc));
+  entries.set(rootPid, root);
+  for (const pid of alsoPids) {
+    const e = entries.has(pid) ? null : readEntry(proc, pid);
+    if (e !== null) entries.set(pid, e);
   }
-  const members = treeOf(root, entries, new Set(alsoPids));
   let rssBytes = 0;
   let ticks = 0;
-  for (const e of members) {
-    const status = proc.read(e.pid, 'status');
-    // A process that went between the two reads counts for neither.
-    if (status === null) continue;
+  let processes = 0;
+  for (const member of treeOf(root, entries, new Set(alsoPids))) {
+    // Read again: the pass may be a moment old. One that went, or whose pid now names another process, counts for
+    // nothing; so does one that went between the two reads.
+    const now = member === root ? root : readEntry(proc, member.pid);
+    const status = now === null || now.ppid !== member.ppid ? null : proc.read(member.pid, 'status');
+    if (now === null || status === null) continue;
     // Kernel threads and zombies have no VmRSS line: no resident memory of their own.
     const rss = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
     rssBytes += rss?.[1] ? Number(rss[1]) * 1024 : 0;
-    ticks += e.cpuTicks;
+    ticks += now.cpuTicks;
+    processes++;
   }
-  return { rssBytes, cpuSeconds: ticks / CLOCK_TICKS_PER_SECOND, processes: members.length };
+  return { rssBytes, cpuSeconds: ticks / CLOCK_TICKS_PER_SECOND, processes };
 }
 
 /** The root, its process group, the extra pids, and the descendants of any of those. */

@@ -90,6 +90,31 @@ tree('tree-stats :: a server that has gone or is a zombie, or no pid at all → 
   for (const pid of [0, -1, 1.5, Number.NaN]) assert.is(readTreeStats(pid, { proc }), null, String(pid));
 });
 
+tree('tree-stats :: one pass over /proc serves every tree sampled soon after it; members are read again', () => {
+  const procs: Record<number, Fake> = {
+    100: { ppid: 1, pgid: 100, ticks: [10, 0, 0, 0], rssKb: 1000 },
+    101: { ppid: 100, pgid: 100, ticks: [5, 0, 0, 0], rssKb: 100 },
+    200: { ppid: 1, pgid: 200, ticks: [20, 0, 0, 0], rssKb: 2000 },
+  };
+  const fake = fakeProc(procs);
+  let passes = 0;
+  const proc: ProcSource = {
+    ...fake,
+    pids: () => {
+      passes++;
+      return fake.pids();
+    },
+  };
+  assert.equal(readTreeStats(100, { proc }), { rssBytes: 1100 * 1024, cpuSeconds: 0.15, processes: 2 });
+  // The child used more CPU, then pid 101 ended and was taken by a process of another parent.
+  procs[101] = { ppid: 100, pgid: 100, ticks: [9, 0, 0, 0], rssKb: 100 };
+  assert.equal(readTreeStats(100, { proc })?.cpuSeconds, 0.19, "the member's figures are fresh");
+  assert.equal(readTreeStats(200, { proc }), { rssBytes: 2000 * 1024, cpuSeconds: 0.2, processes: 1 });
+  procs[101] = { ppid: 200, pgid: 200, ticks: [1, 0, 0, 0], rssKb: 50 };
+  assert.equal(readTreeStats(100, { proc }), { rssBytes: 1000 * 1024, cpuSeconds: 0.1, processes: 1 });
+  assert.is(passes, 1, 'one pass for four samples of two trees');
+});
+
 tree('tree-stats :: a real tree: a group leader and its busy child, both counted from /proc', async () => {
   // The child burns 300 ms of CPU (by its own count; at most 20 s on a busy machine), then both idle until killed.
   const burn =

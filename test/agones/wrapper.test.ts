@@ -112,7 +112,7 @@ test('wrapper :: /ready at the first check-in, /health through a crash and relau
 });
 
 test('wrapper :: a server that keeps failing at start: /shutdown once the watchdog gives up, then no more /health', async (ctx) => {
-  const { sdk, yaml } = await wrapping(ctx, 'exit-at-once.mjs', true);
+  const { sdk, yaml } = await wrapping(ctx, 'exit-at-once.sh', true);
   await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
     const d = await s.start(yaml);
     const failing = await waitState(d, 'demo', TOKEN, 'stopped.failing');

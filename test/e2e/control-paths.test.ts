@@ -160,7 +160,7 @@ function quickStates(manifestUrl: string, sqlite3Gate: string): StateCase[] {
     { name: 'stopped', instance: { extra: DUMMY_NOW }, target: stoppedIdle, steps: [[running, 'stop']] },
     {
       name: 'failing',
-      instance: { runCommand: fixture('exit-at-once.mjs'), extra: DUMMY_NOW },
+      instance: { runCommand: fixture('exit-at-once.sh'), extra: DUMMY_NOW },
       target: failing,
       steps: [],
       label: 'stopped after failing',

@@ -10,7 +10,7 @@ const test = suite('e2e :: servers that fail to start');
 
 test('failures :: exits at once three times → stopped.failing with exactly one webhook; restart clears it', () =>
   withDaemons({ webhook: true }, async ({ dir, hook, start }) => {
-    const script = await writeServerScript(join(dir, 'server.sh'), fixture('exit-at-once.mjs'));
+    const script = await writeServerScript(join(dir, 'server.sh'), fixture('exit-at-once.sh'));
     const port = await freePort();
     const d = await start(testConfig({ webhook: hook!.url, instances: [{ port, runCommand: script }] }));
     const s = await waitState(d, 'demo', 'tok', 'stopped.failing', { timeoutMs: 20_000 });

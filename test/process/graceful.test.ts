@@ -48,7 +48,7 @@ graceful(
 );
 
 graceful('graceful :: an already exited server resolves exited without a request', async (ctx) => {
-  const { proc, port, secret } = await launchFixture(ctx.dir, 'exit-at-once.mjs');
+  const { proc, port, secret } = await launchFixture(ctx.dir, 'exit-at-once.sh');
   await proc.exited;
   assert.is(await shutdownGracefully(proc, { ...windows, apiPort: port, secret, reason: 'r' }), 'exited');
 });

@@ -90,12 +90,12 @@ launch('spawn :: a server that exits on its own takes its leftover children with
 });
 
 launch('spawn :: output lines reach server.log and onLine, tagged by stream, exit status reported', async (ctx) => {
-  const { proc, lines } = await launchFixture(ctx.dir, 'exit-at-once.mjs', { env: { EXIT_CODE: '3' } });
+  const { proc, lines } = await launchFixture(ctx.dir, 'exit-at-once.sh', { env: { EXIT_CODE: '3' } });
   assert.equal(await proc.exited, { code: 3, signal: null });
   assert.ok(lines.some((l) => l.stream === 'stdout' && l.line === 'exit-at-once: starting'));
   assert.ok(lines.some((l) => l.stream === 'stderr' && l.line === 'exit-at-once: giving up'));
   const log = await readLog(ctx.dir);
-  assert.match(log, /watchdog: launching .*exit-at-once\.mjs/);
+  assert.match(log, /watchdog: launching .*exit-at-once\.sh/);
   assert.match(log, /^exit-at-once: starting$/m);
   assert.match(log, /^exit-at-once: giving up$/m);
   await waitFor("the run's end in server.log", async () =>

@@ -23,7 +23,7 @@ test.before(async (ctx) => {
   try {
     const dir = await tempDir('wd-cli-control-');
     ctx.cleanup = dir.cleanup;
-    const broken = await writeServerScript(join(dir.path, 'broken.sh'), fixture('exit-at-once.mjs'));
+    const broken = await writeServerScript(join(dir.path, 'broken.sh'), fixture('exit-at-once.sh'));
     const polite = await writeServerScript(join(dir.path, 'polite.sh'), fixture('log-starts.mjs'));
     ctx.daemon = await startDaemon(
       testConfig({

@@ -47,11 +47,14 @@ interface FileResult {
 
 /**
  * Loaded into each file's process: at exit it prints its CPU time, its own and its reaped children's (utime, stime,
- * cutime and cstime of /proc/self/stat, in clock ticks of 1/100 s), so the report can say where CPU goes.
+ * cutime and cstime of /proc/self/stat, in clock ticks of 1/100 s), so the report can say where CPU goes. Workers
+ * load it too (they inherit the flags), and a worker's exit is not the process's: only the main thread prints, or
+ * a file whose update ran in a worker was reported at the CPU time of that moment.
  */
 const CPU_PROBE = `data:text/javascript,${encodeURIComponent(`
 import { readFileSync } from 'node:fs';
-process.on('exit', () => {
+import { isMainThread } from 'node:worker_threads';
+if (isMainThread) process.on('exit', () => {
   try {
     const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
     const ticks = [11, 12, 13, 14].reduce((n, i) => n + Number(f[i]), 0);

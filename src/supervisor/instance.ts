@@ -21,7 +21,7 @@ import type { ControlAction, ControlOptions } from './contract.ts';
 import { createChart, instanceTiming, maintenanceRules, operatorStop, statePath } from './instance-chart.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { createInstanceResources } from './instance-resources.ts';
-import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
+import { createPlanKeeper, type InstanceSnapshot, maintenanceStatus } from './maintenance/plan.ts';
 import { createMaintenanceSchedule, createScheduledCommands } from './maintenance/schedule.ts';
 import type { ControlChoice, InstanceStatus } from './status.ts';
 import { createCheckRecord } from './update-actors.ts';
@@ -99,11 +99,20 @@ export function createInstance(deps: InstanceDeps) {
   const consoleSettings = (): { commandsPerMinute: number } | null =>
     consoleOf(deps.instance.settings.Console ?? false);
 
-  const abilities = () => ({
-    canUpdate: deps.provider !== null,
-    canRollback: hasPreviousBuild(deps.instance.dir),
-    ...(deps.provider ? { updateType: deps.provider.type } : {}),
-  });
+  // Whether bin.prev holds a build: read again once the state changed (an update or a rollback moves it) or a second
+  // has passed, not for every status (asked for by every request, /health's by anyone): a flood of requests must
+  // not turn into a flood of synchronous folder reads.
+  let previous: { state: string; atMs: number; kept: boolean } | null = null;
+  const abilities = (snap: InstanceSnapshot) => {
+    const state = statePath(snap.value);
+    if (previous === null || previous.state !== state || monotonicMs() - previous.atMs >= 1_000)
+      previous = { state, atMs: monotonicMs(), kept: hasPreviousBuild(deps.instance.dir) };
+    return {
+      canUpdate: deps.provider !== null,
+      canRollback: previous.kept,
+      ...(deps.provider ? { updateType: deps.provider.type } : {}),
+    };
+  };
 
   return {
     key,
@@ -154,7 +163,10 @@ export function createInstance(deps: InstanceDeps) {
 
     checkinSecret: (): string | undefined => snapshot().context.secret ?? undefined,
 
-    refusal: (action: ControlAction): string | null => refusalOf(snapshot(), action, abilities()),
+    refusal: (action: ControlAction): string | null => {
+      const snap = snapshot();
+      return refusalOf(snap, action, abilities(snap));
+    },
 
     control(action: ControlAction, { when, by = '', withData, snapshot: id }: ControlOptions = {}): void {
       // HTTP asked `refusal` first (409); for other callers this drops what the machine cannot take. A missing
@@ -203,7 +215,7 @@ export function createInstance(deps: InstanceDeps) {
       const { startedAt, startedMs, lastCheckinAt, lastCheckinMs, lastExit } = chart.times;
       const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
       const running = c.pid !== null && startedAt !== null && startedMs !== null;
-      const can = abilities();
+      const can = abilities(snap);
       return {
         key,
         name: deps.instance.name,

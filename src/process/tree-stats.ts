@@ -57,14 +57,15 @@ const passes = new WeakMap<ProcSource, { at: number; entries: Map<number, ProcEn
 function pass(proc: ProcSource): Map<number, ProcEntry> {
   const last = passes.get(proc);
   if (last && monotonicMs() - last.at < PASS_REUSE_MS) return last.entries;
-  const entries = new Map<number, ProcEntry>();
-  for (const pid of proc.pids()) {
-    const e = readEntry(proc, pid);
-    if (e !== null) entries.set(pid, e);
-  }
+  const entries = new Map(proc.pids().flatMap((pid) => entryOf(proc, pid)));
   passes.set(proc, { at: monotonicMs(), entries });
   return entries;
 }
+
+const entryOf = (proc: ProcSource, pid: number): [number, ProcEntry][] => {
+  const e = readEntry(proc, pid);
+  return e === null ? [] : [[pid, e]];
+};
 
 /** A live process's stat, parsed; null when it has gone or is a zombie. */
 function readEntry(proc: ProcSource, pid: number): ProcEntry | null {
@@ -85,12 +86,10 @@ export function readTreeStats(
   if (!Number.isInteger(rootPid) || rootPid <= 0) return null;
   const root = readEntry(proc, rootPid);
   if (root === null) return null;
-  const entries = new Map(pass(proc));
-  entries.set(rootPid, root);
-  for (const pid of alsoPids) {
-    const e = entries.has(pid) ? null : readEntry(proc, pid);
-    if (e !== null) entries.set(pid, e);
-  }
+  const shared = pass(proc);
+  // A cgroup member started since the pass is read now.
+  const late = alsoPids.filter((pid) => !shared.has(pid)).flatMap((pid) => entryOf(proc, pid));
+  const entries = new Map([...shared, ...late, [rootPid, root]]);
   let rssBytes = 0;
   let ticks = 0;
   let processes = 0;

@@ -57,7 +57,7 @@ export function infoRoutes(deps: HttpDeps): Hono {
       version,
       pid: process.pid,
       uptimeSeconds: Math.floor(process.uptime()),
-      instances: Object.fromEntries(registry.list().map((i) => [i.key, i.status().state])),
+      instances: Object.fromEntries(registry.list().map((i) => [i.key, i.currentState()])),
     } satisfies Health);
   });
 

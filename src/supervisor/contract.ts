@@ -38,6 +38,8 @@ export interface InstanceControl {
   sendConsole?(command: string): Promise<void>;
   checkin(): void;
   status(): InstanceStatus;
+  /** The state alone (`server.running`), for /health: cheaper than the whole status, which anyone may ask for there. */
+  currentState(): string;
   binariesDir(): string;
   /** The folders under `instances/<key>/` shared read-only by `Files` (absent: none). */
   fileFolders?(): readonly string[];

@@ -209,6 +209,8 @@ export function createInstance(deps: InstanceDeps) {
     // Settings made without the parser may lack the key: the parser's default then.
     fileFolders: (): readonly string[] => deps.instance.settings.Files?.Folders ?? DEFAULT_FILE_FOLDERS,
 
+    currentState: (): string => statePath(snapshot().value),
+
     status(): InstanceStatus {
       const snap = snapshot();
       const c = snap.context;

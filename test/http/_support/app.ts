@@ -46,6 +46,7 @@ export function memoryInstance(
       inst.requesters.push(opts?.by ?? '');
     },
     checkin: () => void inst.calls.push('checkin'),
+    currentState: () => inst.state,
     status: (): InstanceStatus => ({
       key,
       name: `Instance ${key}`,

@@ -21,7 +21,7 @@ import type { ControlAction, ControlOptions } from './contract.ts';
 import { createChart, instanceTiming, maintenanceRules, operatorStop, statePath } from './instance-chart.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { createInstanceResources } from './instance-resources.ts';
-import { createPlanKeeper, type InstanceSnapshot, maintenanceStatus } from './maintenance/plan.ts';
+import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
 import { createMaintenanceSchedule, createScheduledCommands } from './maintenance/schedule.ts';
 import type { ControlChoice, InstanceStatus } from './status.ts';
 import { createCheckRecord } from './update-actors.ts';
@@ -103,8 +103,7 @@ export function createInstance(deps: InstanceDeps) {
   // has passed, not for every status (asked for by every request, /health's by anyone): a flood of requests must
   // not turn into a flood of synchronous folder reads.
   let previous: { state: string; atMs: number; kept: boolean } | null = null;
-  const abilities = (snap: InstanceSnapshot) => {
-    const state = statePath(snap.value);
+  const abilities = (state: string) => {
     if (previous === null || previous.state !== state || monotonicMs() - previous.atMs >= 1_000)
       previous = { state, atMs: monotonicMs(), kept: hasPreviousBuild(deps.instance.dir) };
     return {
@@ -165,7 +164,7 @@ export function createInstance(deps: InstanceDeps) {
 
     refusal: (action: ControlAction): string | null => {
       const snap = snapshot();
-      return refusalOf(snap, action, abilities(snap));
+      return refusalOf(snap, action, abilities(statePath(snap.value)));
     },
 
     control(action: ControlAction, { when, by = '', withData, snapshot: id }: ControlOptions = {}): void {
@@ -217,11 +216,12 @@ export function createInstance(deps: InstanceDeps) {
       const { startedAt, startedMs, lastCheckinAt, lastCheckinMs, lastExit } = chart.times;
       const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
       const running = c.pid !== null && startedAt !== null && startedMs !== null;
-      const can = abilities(snap);
+      const state = statePath(snap.value);
+      const can = abilities(state);
       return {
         key,
         name: deps.instance.name,
-        state: statePath(snap.value),
+        state,
         pid: c.pid,
         revision: c.revision,
         lastCheckinAt: iso(lastCheckinAt),

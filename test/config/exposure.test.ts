@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { EXAMPLE_TOKENS } from '../../src/config/exposure.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { runMain } from '../_support/cli.ts';
+import { runCli, runMain } from '../_support/cli.ts';
 import { ROOT, tempSuite, waitFor } from '../_support/env.ts';
-import { runWatchdog } from '../_support/watchdog-bin.ts';
 import { oneInstance, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: exposed tokens and engine timeouts', { prefix: 'wd-exposure-' });
@@ -109,8 +108,8 @@ test('exposure :: bin/watchdog: start refuses the shipped config on *:0 (exit 2)
   dir,
 }) => {
   const config = join(ROOT, 'appsettings.yml');
-  const refused = await runWatchdog(['start', '--config', config, '--urls', 'http://*:0'], dir);
-  assert.is(refused.status, 2, refused.stderr);
+  const refused = await runCli(['start', '--config', config, '--urls', 'http://*:0'], { cwd: dir, timeoutMs: 30_000 });
+  assert.is(refused.code, 2, refused.stderr);
   assert.match(refused.stderr, 'Servers.Instances.demo.ApiToken: the token is the example from the documentation');
   assert.not.match(refused.stderr + refused.stdout, 'demo-token-change-me');
   const checked = await runMain(['check', '--config', config, '--urls', 'http://*:0'], { cwd: dir });

@@ -2,8 +2,8 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
+import { runCli } from '../_support/cli.ts';
 import { tempSuite } from '../_support/env.ts';
-import { runWatchdog } from '../_support/watchdog-bin.ts';
 import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 
 const A = 'appsettings.yml: Servers.Instances.alpha';
@@ -281,8 +281,8 @@ for (const c of CASES.filter((c) => THROUGH_THE_DAEMON.includes(c.name))) {
   malformed(`watchdog start :: ${c.name}`, async ({ dir }) => {
     await writeCase(dir, c);
     const before = (await readdir(dir, { recursive: true })).sort();
-    const r = await runWatchdog(['start'], dir);
-    assert.is(r.status, 2, r.stderr);
+    const r = await runCli(['start'], { cwd: dir, timeoutMs: 30_000 });
+    assert.is(r.code, 2, r.stderr);
     assert.equal(r.stderr.trimEnd().split('\n'), c.problems(dir), 'one line per problem');
     assert.equal((await readdir(dir, { recursive: true })).sort(), before, 'no folder or file created');
   });

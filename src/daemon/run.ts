@@ -70,6 +70,7 @@ export async function runDaemon(
     list: () => supervisor?.list() ?? [],
     // Servers left running by the previous daemon may check in, and a CDN may notify, before we are ready.
     starting: (key) => (supervisor ? supervisor.starting(key) : config.instances.some((i) => i.key === key)),
+    startingUp: () => supervisor?.startingUp() ?? true,
   };
   let diskWatch: DiskWatch | null = null;
   let hubWatches: HubWatches | null = null;

@@ -30,6 +30,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
     responses: {
       200: { description: 'the status JSON of each instance', json: 'InstanceStatus', list: true },
       ...errors(400, 401, 403, 405),
+      503: 'the daemon is still registering its instances (with Retry-After: 1)',
     },
   },
   {
@@ -96,7 +97,14 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>();
   const access = adminAccess(deps);
 
-  app.get('/api/instances', access, (c) => c.json(visibleStatuses(c, deps)));
+  // Not an empty list while the daemon starts: a client would take it for instances gone.
+  app.get('/api/instances', access, (c) => {
+    if (deps.registry.startingUp?.() === true) {
+      c.header('Retry-After', '1');
+      return c.json({ error: 'the daemon is still registering its instances; retry in a moment' }, 503);
+    }
+    return c.json(visibleStatuses(c, deps));
+  });
 
   app.get('/api/me', access, (c) => c.json(meOf(c, deps)));
 

@@ -57,6 +57,7 @@ export function infoRoutes(deps: HttpDeps): Hono {
       version,
       pid: process.pid,
       uptimeSeconds: Math.floor(process.uptime()),
+      ...(registry.startingUp?.() === true ? { starting: true as const } : {}),
       instances: Object.fromEntries(registry.list().map((i) => [i.key, i.currentState()])),
     } satisfies Health);
   });

@@ -51,6 +51,9 @@ export const SCHEMAS = {
     version: v.string(),
     pid: v.number(),
     uptimeSeconds: v.number(),
+    starting: v.optional(
+      v.pipe(v.literal(true), v.description('the daemon is still registering its instances: the map is not whole yet')),
+    ),
     instances: v.pipe(v.record(v.string(), v.string()), v.description('each instance key with its state')),
   }),
   Logs: v.object({ key: v.string(), found: v.boolean(), lines: v.array(v.string()) }),

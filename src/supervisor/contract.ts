@@ -52,4 +52,6 @@ export interface InstanceRegistry {
   list(): InstanceControl[];
   /** Configured but not ready yet: its requests get 503 with Retry-After, not 404. */
   starting?(key: string): boolean;
+  /** The daemon is still registering its configured instances: `list()` is not every instance yet. */
+  startingUp?(): boolean;
 }

@@ -26,6 +26,8 @@ export function createSupervisor(opts: StarterOptions & { config: ResolvedConfig
   const preparing = new Set<string>();
   /** Added instances being prepared; shutdown waits for them so none starts after it. */
   const adding = new Set<Promise<boolean>>();
+  /** Until start() has registered every configured instance, the list is not whole. */
+  let registered = false;
   let closing = false;
   const stopProgressLog = logUpdateProgress(bus, log);
   const starter = createInstanceStarter(opts, () => config);
@@ -67,12 +69,14 @@ export function createSupervisor(opts: StarterOptions & { config: ResolvedConfig
     get: (key: string): Instance | undefined => instances.get(key),
     list: (): Instance[] => [...instances.values()],
     starting: (key: string): boolean => preparing.has(key),
+    startingUp: (): boolean => !registered,
 
     /** Prepares folders, adopts or shuts down servers left by the previous daemon, then starts every instance. */
     async start(): Promise<void> {
       for (const i of config.instances) preparing.add(i.key);
       const prepared = await Promise.all(config.instances.map(starter.prepare)).finally(() => preparing.clear());
       for (const p of prepared) instances.set(p.inst.key, p.inst);
+      registered = true;
       // Leftovers are shut down in parallel; each instance launches as soon as its own port is free.
       await Promise.all(prepared.map(starter.launch));
     },

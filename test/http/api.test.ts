@@ -11,7 +11,7 @@ import type { InstanceControl } from '../../src/supervisor/contract.ts';
 import { tempDir } from '../_support/env.ts';
 import { basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
-function setup(instances: InstanceControl[], admin?: AdminCredentials) {
+function setup(instances: InstanceControl[], admin?: AdminCredentials, startingUp?: () => boolean) {
   const bus = createBus();
   const controls: BusEvents['instance:control'][] = [];
   bus.on('instance:control', (e) => controls.push(e));
@@ -20,7 +20,7 @@ function setup(instances: InstanceControl[], admin?: AdminCredentials) {
   const log = recordingLogger();
   const app = fromLoopback(
     createApp({
-      registry: memoryRegistry(...instances),
+      registry: { ...memoryRegistry(...instances), startingUp },
       bus,
       log,
       version: '1',
@@ -50,6 +50,19 @@ list('api :: no instances → []; POST → 405', async () => {
   const { app } = setup([]);
   assert.equal(await (await app.request('/api/instances')).json(), []);
   assert.is((await app.request('/api/instances', { method: 'POST' })).status, 405);
+});
+
+list('api :: while the daemon registers its instances: 503 with Retry-After, and /health says starting', async () => {
+  let starting = true;
+  const { app } = setup([], undefined, () => starting);
+  const early = await app.request('/api/instances');
+  assert.is(early.status, 503);
+  assert.is(early.headers.get('retry-after'), '1');
+  assert.equal(await early.json(), { error: 'the daemon is still registering its instances; retry in a moment' });
+  assert.is(((await (await app.request('/health')).json()) as { starting?: true }).starting, true);
+  starting = false;
+  assert.equal(await (await app.request('/api/instances')).json(), []);
+  assert.not.ok('starting' in ((await (await app.request('/health')).json()) as object));
 });
 
 list.run();

@@ -1,4 +1,4 @@
-import { FetchError, ofetch } from 'ofetch';
+import { FetchError, type FetchOptions, ofetch } from 'ofetch';
 import { rootCause } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
@@ -21,6 +21,9 @@ export const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key
 /** `<url>/instances/<key>/<what>`. */
 export const instancePath = (ep: Pick<Endpoint, 'url' | 'key'>, what: string) =>
   `${ep.url}/instances/${encodeURIComponent(ep.key)}/${what}`;
+
+/** A GET answered 503 (a daemon or instance still starting: nothing done) is asked again each second, ten times. */
+const STARTING_RETRY: FetchOptions = { retry: 10, retryStatusCodes: [503], retryDelay: 1000 };
 
 /** One request to the daemon, read as JSON (text when it is not); a failure is a ClientError naming `what`. */
 export async function request<T>(
@@ -50,7 +53,7 @@ export async function request<T>(
       },
       query: opts.query,
       body: opts.body,
-      retry: 0,
+      ...((opts.method ?? 'GET') === 'GET' ? STARTING_RETRY : { retry: 0 }),
       timeout: timeoutMs,
       responseType: 'json',
     });

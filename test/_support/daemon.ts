@@ -2,8 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite, type Test } from 'uvu';
+import type { Health } from '../../src/http/schemas.ts';
 import type { HubStatus, RestoreStatus } from '../../src/supervisor/status.ts';
 import { freePort, ROOT, tempDir, waitFor } from './env.ts';
+import { rawRequest } from './http-request.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook.ts';
 
 export interface RunningDaemon {
@@ -111,6 +113,13 @@ async function launchDaemon(
     );
     if (found instanceof DaemonExit) throw found;
     url = found;
+    // It listens before it has registered its instances (their servers need its address); until then it answers
+    // the list with 503 and /health says `starting`. A daemon that exits meanwhile is the test's to see.
+    await waitFor(
+      'the daemon to register its instances',
+      async () => closed ?? (JSON.parse((await rawRequest(new URL('/health', url))).body) as Health).starting !== true,
+      30_000,
+    );
   } catch (err) {
     // A daemon left running would keep the test's process (and its servers) alive past the file's end.
     proc.kill('SIGKILL');

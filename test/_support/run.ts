@@ -230,7 +230,9 @@ function runGroup(files: string[]): Promise<FileResult[]> {
 
 function report(r: FileResult): void {
   const counts = `${r.passed} passed${r.failed ? `, ${r.failed} FAILED` : ''}${r.skipped ? `, ${r.skipped} skipped` : ''}`;
-  process.stdout.write(`${r.failed ? '✘' : '✓'} ${r.file} (${counts}, ${r.seconds.toFixed(1)} s, ${r.cpu} s CPU)\n`);
+  process.stdout.write(
+    `${r.failed ? '✘' : '✓'} ${r.file} (${counts}, ${r.seconds.toFixed(1)} s, ${r.cpu.toFixed(2)} s CPU)\n`,
+  );
   // A passing file's dots are noise; a failing one's whole output is the report, and so is a skip's reason.
   if (r.failed) process.stdout.write(`${r.output.trimEnd()}\n\n`);
   else if (r.skipped) process.stdout.write(`${skipReasons(r.output)}\n`);

@@ -1,16 +1,18 @@
 /** Helpers for tests that need a real process holding a port (not a suite: no `.test.ts`). */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { waitFor } from './env.ts';
+import { freePort, waitFor } from './env.ts';
 
 /**
- * Starts a node process that binds `proto` on 127.0.0.1 (port 0 unless given) with `env` on top of ours; resolves
- * with it and the port once it is bound. The caller kills it.
+ * Starts a node process that binds `proto` on 127.0.0.1 with `env` on top of ours; resolves with it and the port
+ * once it is bound. The caller kills it. The port is freePort's unless given, below the kernel's ephemeral range: a
+ * port from bind(0) could be taken by another file's outgoing connection the moment the holder lets it go (seen:
+ * "free once the udp holder has exited" false while the suite ran).
  */
 export async function holdPort(
   proto: 'tcp' | 'udp',
   opts: { port?: number; env?: Record<string, string> } = {},
 ): Promise<{ child: ChildProcess; pid: number; port: number }> {
-  const port = opts.port ?? 0;
+  const port = opts.port ?? (await freePort());
   const code =
     proto === 'tcp'
       ? `const s = require('node:net').createServer(); s.listen(${port}, '127.0.0.1', () => process.stdout.write(String(s.address().port)));`

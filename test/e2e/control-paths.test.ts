@@ -132,6 +132,8 @@ async function enter(h: Harness, key: string, c: StateCase): Promise<void> {
 }
 
 const DUMMY_NOW = '      UpdateType: Dummy\n      Maintenance:\n        When: Now';
+/** A server that checks in and obeys /shutdown: all the demo server would do here, for half its start-up CPU. */
+const WELL = { runCommand: fixture('log-starts.mjs'), extra: DUMMY_NOW };
 /** A server that ignores the request to shut down: its stop lasts the whole stop timeout. */
 const IGNORES_SHUTDOWN = { runCommand: fixture('ignore-shutdown.mjs'), extra: DUMMY_NOW };
 
@@ -157,7 +159,7 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 /** States on a daemon with short timings (the testConfig defaults, two startup failures give up). */
 function quickStates(manifestUrl: string, sqlite3Gate: string): StateCase[] {
   return [
-    { name: 'stopped', instance: { extra: DUMMY_NOW }, target: stoppedIdle, steps: [[running, 'stop']] },
+    { name: 'stopped', instance: WELL, target: stoppedIdle, steps: [[running, 'stop']] },
     {
       name: 'failing',
       instance: { runCommand: fixture('exit-at-once.sh'), extra: DUMMY_NOW },
@@ -175,7 +177,7 @@ function quickStates(manifestUrl: string, sqlite3Gate: string): StateCase[] {
       target: starting,
       steps: [[stoppedIdle, 'restart']],
     },
-    { name: 'running', instance: { extra: DUMMY_NOW }, target: running, steps: [[stoppedIdle, 'restart']] },
+    { name: 'running', instance: WELL, target: running, steps: [[stoppedIdle, 'restart']] },
     {
       // The build's download stalls: the first install before the first launch stays in progress.
       name: 'updating',
@@ -194,7 +196,7 @@ function quickStates(manifestUrl: string, sqlite3Gate: string): StateCase[] {
     {
       // Its restore waits on the gate while it snapshots the database put in data/ after its backup was taken.
       name: 'restoring',
-      instance: { extra: `${DUMMY_NOW}\n      Backups:\n        Sqlite3Path: ${JSON.stringify(sqlite3Gate)}` },
+      instance: { ...WELL, extra: `${DUMMY_NOW}\n      Backups:\n        Sqlite3Path: ${JSON.stringify(sqlite3Gate)}` },
       target: restoring,
       steps: [[running, 'restore']],
     },
@@ -218,7 +220,7 @@ function slowStates(): StateCase[] {
     // The game port is held by this process (see the test), so every launch is blocked.
     {
       name: 'blocked',
-      instance: { extra: DUMMY_NOW },
+      instance: WELL,
       target: blocked,
       steps: [[stoppedIdle, 'restart']],
       label: 'launch blocked',
@@ -481,7 +483,7 @@ test('control paths :: exited, the daemon stopping: every action refused alike',
   await withDaemons({ prefix: 'wd-paths-' }, async (s) => {
     // Its server ignores /shutdown, and so holds the daemon's exit (900 s) while the others are done.
     const holder = { key: 'holder', port: await freePort(), ...IGNORES_SHUTDOWN };
-    const cases: StateCase[] = [{ name: 'exited', instance: { extra: DUMMY_NOW }, target: exited, steps: [] }];
+    const cases: StateCase[] = [{ name: 'exited', instance: WELL, target: exited, steps: [] }];
     const instances = [...(await pairs(cases)), holder];
     const backups = new Map<string, string>();
     const h = harness(await s.start(slowTimings(testConfig({ instances }))), backups);

@@ -15,7 +15,7 @@ import { checkHardlinkTarget, checkSymlinkTarget, entrySegments } from '../../sr
 import { extractArchive } from '../../src/updates/archive/extract.ts';
 import { tempSuite, within } from '../_support/env.ts';
 import { type EntrySpec, writeRawTar, writeZip } from '../fixtures/archives/build.ts';
-import { fuzz } from './_support/fuzz.ts';
+import { binaryString, fuzz } from './_support/fuzz.ts';
 
 /** Where the extractors place an entry (tree.ts), or null for the folder itself (a `./` directory entry). */
 const entryDestination = (dest: string, name: string): string | null => {
@@ -75,7 +75,7 @@ const entryPath: fc.Arbitrary<string> = fc.oneof(
       fc.constantFrom('', '/', '\\'),
     )
     .map(([lead, parts, tail]) => lead + parts.map(([s, sep], i) => (i === 0 ? s : sep + s)).join('') + tail),
-  fc.string({ unit: 'binary', maxLength: 30 }),
+  binaryString({ maxLength: 30 }),
 );
 
 const archive = tempSuite<{ dest: string }>('fuzz/archive guard', {

@@ -19,7 +19,7 @@ import {
   UPDATE_REASONS,
 } from '../../src/kit/api-watchdog.ts';
 import { memoryInstance, memoryRegistry } from '../http/_support/app.ts';
-import { fuzz } from './_support/fuzz.ts';
+import { binaryString, fuzz } from './_support/fuzz.ts';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
@@ -31,19 +31,19 @@ const basicish: fc.Arbitrary<string> = fc.oneof(
       fc.constantFrom(' ', '  ', '\t', '', '\n'),
       fc.oneof(
         fc.base64String({ maxLength: 40 }),
-        fc.string({ unit: 'binary', maxLength: 30 }).map(b64),
+        binaryString({ maxLength: 30 }).map(b64),
         fc.uint8Array({ maxLength: 24 }).map((u) => Buffer.from(u).toString('base64')),
         fc.string({ maxLength: 30 }),
       ),
       fc.constantFrom('', '=', '==', '===', ' ', '*', '\r\n'),
     )
     .map((parts) => parts.join('')),
-  fc.string({ unit: 'binary', maxLength: 60 }),
+  binaryString({ maxLength: 60 }),
 );
 
 /** A user name as Basic can carry it (the first colon ends it) and any password (colons kept). */
-const user = fc.string({ unit: 'binary', maxLength: 20 }).filter((u) => !u.includes(':'));
-const password = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.constantFrom(':', '::', 'a:b', ':x:'));
+const user = binaryString({ maxLength: 20 }).filter((u) => !u.includes(':'));
+const password = fc.oneof(binaryString({ maxLength: 40 }), fc.constantFrom(':', '::', 'a:b', ':x:'));
 
 const basic = suite('fuzz/basic auth');
 
@@ -126,7 +126,7 @@ basic('fuzz/basic :: sameSecret is string equality, for any pair', async () => {
 basic('fuzz/basic :: the admin rule reads any Host and address without throwing', async () => {
   const host = fc.oneof(
     fc.constantFrom('localhost', 'localhost:5000', '[::1]:80', '127.0.0.1', 'a.localhost', '[', ']:1', ':', '[::1', ''),
-    fc.string({ unit: 'binary', maxLength: 30 }),
+    binaryString({ maxLength: 30 }),
   );
   await fuzz(
     'basic/loopback-host',
@@ -152,7 +152,7 @@ basic.run();
 const kit = suite('fuzz/kit watchdog API');
 
 kit('fuzz/kit :: the WatchdogToken check never throws and lets in exactly the configured token', async () => {
-  const token = fc.oneof(fc.string({ unit: 'binary', maxLength: 20 }), fc.constant(undefined));
+  const token = fc.oneof(binaryString({ maxLength: 20 }), fc.constant(undefined));
   await fuzz(
     'kit/watchdog-token',
     fc.property(token, token, fc.boolean(), (header, expected, same) => {
@@ -184,7 +184,7 @@ const body: fc.Arbitrary<string> = fc.oneof(
     )
     .map((o) => JSON.stringify(o)),
   fc.json().map((j) => j.slice(0, Math.max(0, j.length - 1))),
-  fc.string({ unit: 'binary', maxLength: 40 }),
+  binaryString({ maxLength: 40 }),
   fc.constantFrom('', ' ', '\n', '{', '{}', '[]', 'null', '{"__proto__":{"Reason":1}}', '{"Reason":null}'),
 );
 
@@ -211,7 +211,7 @@ kit('fuzz/kit :: a Reason and Message sent as JSON come back as sent (known name
   await fuzz(
     'kit/update-round-trip',
     fc.property(
-      fc.string({ unit: 'binary', maxLength: 20 }),
+      binaryString({ maxLength: 20 }),
       fc.option(fc.string({ maxLength: 20 }), { nil: null }),
       (reason, message) => {
         const shutdown = parseShutdownBody(JSON.stringify({ Reason: reason }));

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import * as assert from 'uvu/assert';
 import { tempSuite, within } from '../_support/env.ts';
-import { fuzz } from './_support/fuzz.ts';
+import { binaryString, fuzz, webPath, webSegment } from './_support/fuzz.ts';
 import {
   ADMIN,
   ALPHA_SECRET,
@@ -135,13 +135,13 @@ const path: fc.Arbitrary<string> = fc.oneof(
         fc.oneof(
           { weight: 6, arbitrary: fc.constantFrom('alpha', 'beta', 'gamma') },
           { weight: 2, arbitrary: fc.constantFrom(...KEYS) },
-          { weight: 1, arbitrary: fc.webSegment() },
+          { weight: 1, arbitrary: webSegment() },
         ),
         fc.oneof(
           { weight: 4, arbitrary: fc.constant([]) },
           {
             weight: 1,
-            arbitrary: fc.array(fc.oneof(fc.constantFrom(...SEGMENTS), fc.webSegment()), {
+            arbitrary: fc.array(fc.oneof(fc.constantFrom(...SEGMENTS), webSegment()), {
               minLength: 1,
               maxLength: 2,
             }),
@@ -154,7 +154,7 @@ const path: fc.Arbitrary<string> = fc.oneof(
         return (extra.length > 0 ? `${base.replace(/\/$/, '')}/${extra.join('/')}` : base) + query;
       }),
   },
-  { weight: 1, arbitrary: fc.webPath().map((p) => (p.startsWith('/') ? p : `/${p}`)) },
+  { weight: 1, arbitrary: webPath().map((p) => (p.startsWith('/') ? p : `/${p}`)) },
   {
     weight: 1,
     arbitrary: fc
@@ -221,7 +221,7 @@ const headers = fc.record(
 const body = fc.oneof(
   fc.constant(undefined),
   fc.json({ maxDepth: 2 }),
-  fc.string({ unit: 'binary', maxLength: 200 }),
+  binaryString({ maxLength: 200 }),
   fc.uint8Array({ maxLength: 200 }),
   fc.constantFrom('{"Reason":"x"}', '{', 'x'.repeat(100_000)),
 );

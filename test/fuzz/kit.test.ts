@@ -12,7 +12,7 @@ import { AddressError, normaliseAddress } from '../../src/kit/probe.ts';
 import { parseArgs, SettingsError } from '../../src/kit/settings.ts';
 import { inferTags, validateTags } from '../../src/kit/tags.ts';
 import { recordingLogger } from '../http/_support/app.ts';
-import { fuzz } from './_support/fuzz.ts';
+import { binaryString, fuzz, webPath } from './_support/fuzz.ts';
 
 const TOKEN = 'game:token';
 
@@ -23,13 +23,13 @@ const kitRequest = fc.record({
   method: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'post'),
   path: fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom('/status', '/info', '/shutdown', '/update', '/update/', '/Shutdown') },
-    { weight: 1, arbitrary: fc.webPath().map((p) => (p.startsWith('/') ? p : `/${p}`)) },
+    { weight: 1, arbitrary: webPath().map((p) => (p.startsWith('/') ? p : `/${p}`)) },
   ),
   token: fc.oneof(fc.constantFrom(TOKEN, `${TOKEN} `, 'game', ''), printable(20), fc.constant(undefined)),
   body: fc.oneof(
     fc.constantFrom('', '{}', '{"Reason":"maintenance"}', '{"Reason":"2","Message":"m"}', '{"Reason":3}', '[]', '{'),
     fc.json({ maxDepth: 2 }),
-    fc.string({ unit: 'binary', maxLength: 60 }),
+    binaryString({ maxLength: 60 }),
   ),
   contentType: fc.constantFrom('application/json', 'text/plain', 'application/json; charset=utf-8', undefined),
   /** Whether the server has a `watchdog.token` at all. */
@@ -130,7 +130,7 @@ kit(
           fc.constantFrom('', '/', '/path', '/a b', '?q#f', '/%zz'),
         )
         .map((parts) => parts.join('')),
-      fc.string({ unit: 'binary', maxLength: 40 }),
+      binaryString({ maxLength: 40 }),
     );
     await fuzz(
       'kit/address',
@@ -188,7 +188,7 @@ kit('fuzz/kit :: any tags and names are validated and inferred without throwing'
   );
   await fuzz(
     'kit/tags',
-    fc.property(fc.array(tag, { maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 40 }), (tags, name) => {
+    fc.property(fc.array(tag, { maxLength: 6 }), binaryString({ maxLength: 40 }), (tags, name) => {
       for (const p of validateTags(tags)) assert.ok(p.message.length > 0);
       const inferred = inferTags(name, tags);
       assert.ok(Array.isArray(inferred) && inferred.every((t) => typeof t === 'string'));

@@ -4,6 +4,7 @@
  * strings), so the loader's checks beyond YAML syntax (binding, schema, cross-field rules, token files) all run.
  */
 import fc from 'fast-check';
+import { binaryString } from './fuzz.ts';
 
 /** Files the generated paths may name, made in the suite's working folder (a FIFO among them: reading one blocks). */
 export const SECRET_PATHS = ['token.txt', 'empty.txt', 'missing.txt', 'pipe.fifo', '.', 'sub', '/dev/null', ''];
@@ -53,7 +54,7 @@ const scalar: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(...ODD_STRINGS),
   fc.constantFrom(...ODD_NUMBERS),
   fc.string({ maxLength: 12 }),
-  fc.string({ unit: 'binary', maxLength: 8 }),
+  binaryString({ maxLength: 8 }),
   fc.integer(),
   fc.double(),
   fc.boolean(),
@@ -289,7 +290,7 @@ export const yamlText: fc.Arbitrary<string> = fc.oneof(
   fc
     .array(fc.oneof(fc.constantFrom(...YAML_PIECES), fc.string({ maxLength: 6 })), { maxLength: 40 })
     .map((parts) => parts.join('')),
-  fc.string({ unit: 'binary', maxLength: 200 }),
+  binaryString({ maxLength: 200 }),
 );
 
 /** Environment variables in the .NET form, some aimed at real settings, plus the environment name. */

@@ -5,7 +5,7 @@ import { suite, type Test } from 'uvu';
 import type { Health } from '../../src/http/schemas.ts';
 import type { HubStatus, RestoreStatus } from '../../src/supervisor/status.ts';
 import { freePort, ROOT, tempDir, waitFor } from './env.ts';
-import { rawRequest } from './http-request.ts';
+import { pollRequest, rawRequest } from './http-request.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook.ts';
 
 export interface RunningDaemon {
@@ -142,16 +142,17 @@ async function launchDaemon(
     },
     cleanup: tmp.cleanup,
     async status(key, token) {
-      const res = await fetch(`${url}/instances/${key}/status`, { headers: { authorization: basic(key, token) } });
-      if (!res.ok) throw new Error(`status ${res.status}`);
-      return (await res.json()) as StatusJson;
+      const res = await pollRequest(new URL(`/instances/${key}/status`, url), {
+        headers: { authorization: basic(key, token) },
+      });
+      if (res.status !== 200) throw new Error(`status ${res.status}`);
+      return JSON.parse(res.body) as StatusJson;
     },
     async control(key, token, action) {
-      const res = await fetch(`${url}/instances/${key}/${action}`, {
+      const res = await pollRequest(new URL(`/instances/${key}/${action}`, url), {
         method: 'POST',
         headers: { authorization: basic(key, token) },
       });
-      await res.arrayBuffer();
       return res.status;
     },
   };

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlive, readProcessStartTime } from '../../../../src/process/proc-info.ts';
-import { basic, type RunningDaemon, type StatusJson } from '../../../_support/daemon.ts';
+import type { RunningDaemon, StatusJson } from '../../../_support/daemon.ts';
 import { waitFor } from '../../../_support/env.ts';
 
 export { killGroup } from '../../../_support/procs.ts';
@@ -17,15 +17,8 @@ export function fixedUrls(yaml: string, port: number): string {
   return yaml.replace(/^Urls: .*$/m, `Urls: http://127.0.0.1:${port}`);
 }
 
-/** The status route, with a deadline: a request that never answers must fail a wait, not stall the run. */
-export async function statusOf(d: RunningDaemon, key: string, token: string, timeoutMs = 5000): Promise<StatusJson> {
-  const res = await fetch(`${d.url}/instances/${key}/status`, {
-    headers: { authorization: basic(key, token) },
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  if (!res.ok) throw new Error(`status ${res.status}`);
-  return (await res.json()) as StatusJson;
-}
+/** The status route, with a deadline (5 s): a request that never answers must fail a wait, not stall the run. */
+export const statusOf = (d: RunningDaemon, key: string, token: string): Promise<StatusJson> => d.status(key, token);
 
 /** Polls the status route until `pred` holds; returns that status. */
 export function waitStatus(

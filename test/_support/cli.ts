@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, type RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { suite, type Test } from 'uvu';
 import { ROOT, tempDir } from './env.ts';
+import { serveLoopback } from './webhook.ts';
 
 export const WATCHDOG = join(ROOT, 'bin/watchdog');
 
@@ -70,6 +72,23 @@ export function cliSuite(name: string, prefix: string): Test<{ cwd: string }> {
   });
   s.after(() => cleanup());
   return s;
+}
+
+/** A loopback stand-in for the daemon answering with `handler`, and an empty folder to run the CLI in (no config). */
+export async function standIn(
+  handler: RequestListener,
+  prefix: string,
+): Promise<{ url: string; cwd: string; close: () => Promise<void> }> {
+  const served = await serveLoopback(createServer(handler), '');
+  const dir = await tempDir(prefix);
+  return {
+    url: served.url,
+    cwd: dir.path,
+    close: async () => {
+      await served.close();
+      await dir.cleanup();
+    },
+  };
 }
 
 /**

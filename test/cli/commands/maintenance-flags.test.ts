@@ -3,16 +3,13 @@
  * `watchdog restart|update`. The real CLI posts to a strict loopback stand-in for the daemon that records what it
  * is asked and answers only the control routes of instance `demo` with its token.
  */
-import { createServer } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { control } from '../../../src/cli/commands/control.ts';
 import { durationMinutes, hold } from '../../../src/cli/commands/hold.ts';
 import { UsageError } from '../../../src/errors.ts';
-import { runMain } from '../../_support/cli.ts';
+import { runMain, standIn } from '../../_support/cli.ts';
 import { basic } from '../../_support/daemon.ts';
-import { tempDir } from '../../_support/env.ts';
-import { serveLoopback } from '../../_support/webhook.ts';
 
 const duration = suite('watchdog hold :: --for durations');
 
@@ -51,7 +48,7 @@ const flags = suite<Ctx>('watchdog CLI :: --when and --for reach the daemon', {
 });
 
 flags.before(async (ctx) => {
-  const server = createServer((req, res) => {
+  const daemon = await standIn((req, res) => {
     const u = new URL(req.url ?? '/', 'http://127.0.0.1');
     const routed =
       req.method === 'POST' && /^\/instances\/demo\/(restart|update|hold|restore|rollback)$/.test(u.pathname);
@@ -59,15 +56,8 @@ flags.before(async (ctx) => {
     if (req.headers.authorization !== basic('demo', 'tok')) return res.writeHead(401).end();
     ctx.requests.push(`${u.pathname}${u.search}`);
     res.writeHead(200).end();
-  });
-  const served = await serveLoopback(server, '');
-  const dir = await tempDir('wd-cli-maint-');
-  ctx.url = served.url;
-  ctx.cwd = dir.path;
-  ctx.close = async () => {
-    await served.close();
-    await dir.cleanup();
-  };
+  }, 'wd-cli-maint-');
+  Object.assign(ctx, daemon);
 });
 flags.after((ctx) => ctx.close());
 

@@ -3,13 +3,10 @@
  * are registered. A read asks again each second, a bounded number of times; a control request is not sent twice.
  * A strict loopback stand-in for the daemon counts what it is asked and answers 503 to the first `busy` requests.
  */
-import { createServer } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runMain } from '../../_support/cli.ts';
+import { runMain, standIn } from '../../_support/cli.ts';
 import { basic } from '../../_support/daemon.ts';
-import { tempDir } from '../../_support/env.ts';
-import { serveLoopback } from '../../_support/webhook.ts';
 
 interface Ctx {
   url: string;
@@ -27,13 +24,14 @@ const test = suite<Ctx>('watchdog CLI :: a daemon still starting', {
   close: async () => {},
 });
 
+const STILL_STARTING = 'the daemon is still registering its instances; retry in a moment';
 const ROWS = [
   { key: 'demo', state: 'server.running' },
   { key: 'beta', state: 'stopped.idle' },
 ];
 
 test.before(async (ctx) => {
-  const server = createServer((req, res) => {
+  const daemon = await standIn((req, res) => {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     ctx.requests.push(`${req.method} ${path}`);
     const admin = req.headers.authorization === basic('boss', 'pw');
@@ -44,27 +42,14 @@ test.before(async (ctx) => {
         .end(body === undefined ? '' : JSON.stringify(body));
     if (ctx.busy > 0) {
       ctx.busy--;
-      return answer(
-        503,
-        { error: 'the daemon is still registering its instances; retry in a moment' },
-        {
-          'retry-after': '1',
-        },
-      );
+      return answer(503, { error: STILL_STARTING }, { 'retry-after': '1' });
     }
     if (req.method === 'GET' && path === '/api/instances' && admin) return answer(200, ROWS);
     if (req.method === 'GET' && path === '/instances/demo/status' && token) return answer(200, ROWS[0]);
     if (req.method === 'POST' && path === '/instances/demo/restart' && token) return answer(200);
     answer(404, { error: 'not here' });
-  });
-  const served = await serveLoopback(server, '');
-  const dir = await tempDir('wd-cli-starting-');
-  ctx.url = served.url;
-  ctx.cwd = dir.path;
-  ctx.close = async () => {
-    await served.close();
-    await dir.cleanup();
-  };
+  }, 'wd-cli-starting-');
+  Object.assign(ctx, daemon);
 });
 test.after((ctx) => ctx.close());
 test.before.each((ctx) => {

@@ -1,7 +1,7 @@
 /** The test runner's scheduling (test/_support/schedule.ts): files start while their measured loads fit the cores. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BATCH_SECONDS, loadOf, mayStart, units } from './_support/schedule.ts';
+import { BATCH_SECONDS, loadOf, mayStart, OVERCOMMIT, units } from './_support/schedule.ts';
 
 const test = suite('test runner :: schedule');
 
@@ -21,6 +21,19 @@ test('schedule :: files start while their loads fit the cores, up to the most at
   assert.ok(mayStart(0.1, [0.2, 0.2, 0.1], opts), 'waiting files fill in');
   assert.not.ok(mayStart(0.1, [0.2, 0.2, 0.1, 0.1], opts), 'never more than maxJobs at once');
   assert.not.ok(mayStart(0.1, [0.5], { cores: 2, maxJobs: 1 }), 'TEST_JOBS=1: one at a time');
+});
+
+test('schedule :: past the loads, up to OVERCOMMIT times the cores, only into cores seen idle just now', () => {
+  const opts = { cores: 2, maxJobs: 6 };
+  assert.not.ok(mayStart(0.5, [1, 0.9], opts), 'no reading: the loads decide');
+  assert.ok(mayStart(0.5, [1, 0.9], { ...opts, idleCores: 0.6 }), 'idle room for it: it starts');
+  assert.not.ok(mayStart(0.5, [1, 0.9], { ...opts, idleCores: 0.3 }), 'too little idle for its load');
+  assert.ok(
+    mayStart(1.4, [1], { ...opts, idleCores: 1 }),
+    "a load above one core needs one idle core: the rest is children's",
+  );
+  assert.not.ok(mayStart(0.5, [1.5, 1.2], { ...opts, idleCores: 2 }), `never past ${OVERCOMMIT} times the cores`);
+  assert.not.ok(mayStart(0.1, [0.2, 0.2, 0.1, 0.1, 0.1, 0.1], { ...opts, idleCores: 2 }), 'nor past maxJobs');
 });
 
 test('schedule :: short files run in batches of about BATCH_SECONDS, in order; others, and those kept apart, alone', () => {

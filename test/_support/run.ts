@@ -31,6 +31,7 @@ import { join, relative, resolve } from 'node:path';
 import { chromiumUnavailable, resolveChromium } from './chromium.ts';
 import { COMPILED, compileTests } from './compile.ts';
 import { ROOT } from './env.ts';
+import { idleMeter } from './idle-cores.ts';
 import { ensureDist } from './runtime.ts';
 import { type FileCost, loadOf, mayStart, type Unit, units } from './schedule.ts';
 
@@ -246,16 +247,21 @@ const skipReasons = (output: string): string =>
     .map((l) => `  ${l.trim()}`)
     .join('\n');
 
-/** Runs `units` in order, each as soon as `mayStart` lets it beside the ones running (schedule.ts). */
+/**
+ * Runs `units` in order, each as soon as `mayStart` lets it beside the ones running (schedule.ts): when one ends,
+ * and each second, when the machine's idle cores are read again.
+ */
 function pool(queue: Unit[], opts: { cores: number; maxJobs: number; load: (unit: Unit) => number }) {
   const loads = new Map<Unit, number>();
   const results: FileResult[] = [];
+  const meter = idleMeter();
   return new Promise<FileResult[]>((allDone) => {
     const fill = () => {
       for (let unit = queue[0]; unit !== undefined; unit = queue[0]) {
         const load = opts.load(unit);
-        if (!mayStart(load, [...loads.values()], opts)) break;
+        if (!mayStart(load, [...loads.values()], { ...opts, idleCores: meter.idleCores })) break;
         queue.shift();
+        meter.spend();
         loads.set(unit, load);
         const started = unit;
         void runGroup(unit.files).then((done) => {
@@ -265,8 +271,15 @@ function pool(queue: Unit[], opts: { cores: number; maxJobs: number; load: (unit
           fill();
         });
       }
-      if (loads.size === 0 && queue.length === 0) allDone(results);
+      if (loads.size === 0 && queue.length === 0) {
+        clearInterval(sampling);
+        allDone(results);
+      }
     };
+    const sampling = setInterval(() => {
+      meter.sample();
+      fill();
+    }, 1000);
     fill();
   });
 }

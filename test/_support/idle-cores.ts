@@ -1,0 +1,35 @@
+import { cpus } from 'node:os';
+
+/** The machine's idle and total CPU time so far, added up over its cores (ms). */
+function times(): { idle: number; total: number } {
+  let idle = 0;
+  let total = 0;
+  for (const { times: t } of cpus()) {
+    idle += t.idle;
+    total += t.user + t.nice + t.sys + t.idle + t.irq;
+  }
+  return { idle, total };
+}
+
+/**
+ * How many cores sat idle between the last two `sample()` calls, from the kernel's counters (the whole machine's,
+ * so other work on it counts too). `spend()` forgets the reading: a file just started shows in the next one only.
+ */
+export function idleMeter(): { sample(): void; readonly idleCores: number | undefined; spend(): void } {
+  let last = times();
+  let idle: number | undefined;
+  return {
+    sample() {
+      const now = times();
+      const spent = now.total - last.total;
+      idle = spent > 0 ? ((now.idle - last.idle) / spent) * cpus().length : undefined;
+      last = now;
+    },
+    get idleCores() {
+      return idle;
+    },
+    spend() {
+      idle = undefined;
+    },
+  };
+}

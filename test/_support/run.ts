@@ -32,7 +32,7 @@ import { chromiumUnavailable, resolveChromium } from './chromium.ts';
 import { COMPILED, compileTests } from './compile.ts';
 import { ROOT } from './env.ts';
 import { idleMeter } from './idle-cores.ts';
-import { ensureDist } from './runtime.ts';
+import { buildDist } from './runtime.ts';
 import { type FileCost, loadOf, mayStart, type Unit, units } from './schedule.ts';
 
 interface FileResult {
@@ -287,17 +287,21 @@ function pool(queue: Unit[], opts: { cores: number; maxJobs: number; load: (unit
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const files = args.length ? args.flatMap((a) => collect(resolve(a))) : collect(TEST_ROOT, PEER_SUITES);
-  if (process.env.WATCHDOG_RUNTIME === undefined) {
-    ensureDist();
+  const building = process.env.WATCHDOG_RUNTIME === undefined;
+  const dashboards = files.some((f) => f.includes(join('e2e', 'dashboard')));
+  // At once, as tsc (the build) runs on one core: the build, the test files' copy, and one unpacking of the bundled
+  // browser before the workers start, so two files never unpack it at once.
+  const [, , browser] = await Promise.all([
+    building ? buildDist() : undefined,
+    compileTests(),
+    dashboards ? resolveChromium() : undefined,
+  ]);
+  if (building) {
     // The files' processes use this build, and must not start another while others run from it.
     process.env.WATCHDOG_RUNTIME = 'dist';
     process.env.WATCHDOG_DIST_BUILT = '1';
   }
-  await compileTests();
-  // One unpacking of the bundled browser before the workers start, so two files never unpack it at once.
-  if (files.some((f) => f.includes(join('e2e', 'dashboard'))) && (await resolveChromium()) === null) {
-    process.stdout.write(`dashboard suites skipped: ${chromiumUnavailable()}\n`);
-  }
+  if (browser === null) process.stdout.write(`dashboard suites skipped: ${chromiumUnavailable()}\n`);
   const costs = { ...readCosts(SEED_COSTS), ...readCosts(COSTS) };
   const costOf = (f: string) => costs[relative(ROOT, f)];
   // Without a last time, a file's size stands for its length: the end-to-end files are the long ones.

@@ -2,8 +2,8 @@
  * The dashboard's layout in headless Chromium at 360, 1024 and 1600 px with 1, 3 and 30 instances (the real HTTP
  * app on a loopback socket, in-memory instances): nothing wider than the window, every button inside its card, no
  * two cards overlapping, no hole beside a card; the first paint (no script run) has the events and the statechart;
- * the chart keeps readable labels without widening the page; a long server-log line wraps. Screenshots of every
- * size land in test-artifacts/layout/.
+ * the chart keeps readable labels without widening the page; a long server-log line wraps. With TEST_SCREENSHOTS=1,
+ * screenshots of every size land in test-artifacts/layout/.
  */
 import * as assert from 'uvu/assert';
 import { createBus } from '../../../src/bus.ts';

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Test } from 'uvu';
 import { chromiumUnavailable, resolveChromium } from '../../../_support/chromium.ts';
@@ -102,9 +102,15 @@ export async function withoutScripts<T>(b: Browser, fn: () => Promise<T>): Promi
   }
 }
 
+/**
+ * Saves the whole page as `name` under ARTIFACTS for a person to look at (no test reads it), when asked:
+ * TEST_SCREENSHOTS=1 (.ci/run's first run sets it), or WATCHDOG_UPDATE_DOCS=1 for the picture in docs/. Each costs
+ * Chromium about 0.4 CPU-s, the suite's two dozen a fiftieth of its CPU; returns where it would be.
+ */
 export async function screenshot(page: Page, name: string): Promise<string> {
-  await mkdir(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, name);
+  if (process.env.TEST_SCREENSHOTS !== '1' && process.env.WATCHDOG_UPDATE_DOCS !== '1') return path;
+  await mkdir(dirname(path), { recursive: true });
   await page.screenshot({ path, fullPage: true });
   return path;
 }

@@ -33,3 +33,12 @@ export function idleMeter(): { sample(): void; readonly idleCores: number | unde
     },
   };
 }
+
+/** Marks the machine's counters now; the function returned tells the core-seconds it has been busy since. */
+export function busySince(): () => number {
+  const from = times();
+  return () => {
+    const now = times();
+    return (now.total - now.idle - (from.total - from.idle)) / 1000;
+  };
+}

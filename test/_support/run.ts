@@ -31,7 +31,7 @@ import { join, relative, resolve } from 'node:path';
 import { chromiumUnavailable, resolveChromium } from './chromium.ts';
 import { COMPILED, compileTests } from './compile.ts';
 import { ROOT } from './env.ts';
-import { idleMeter } from './idle-cores.ts';
+import { busySince, idleMeter } from './idle-cores.ts';
 import { buildDist } from './runtime.ts';
 import { type FileCost, loadOf, mayStart, type Unit, units } from './schedule.ts';
 
@@ -284,6 +284,25 @@ function pool(queue: Unit[], opts: { cores: number; maxJobs: number; load: (unit
   });
 }
 
+/** Other work on the machine, in cores on average over a run, beyond which the run's costs are not kept. */
+const OTHER_WORK_CORES = 0.5;
+
+/** Keeps the passing files' costs for the next run's schedule (and in the seed too, with TEST_RECORD_COSTS=1). */
+function recordCosts(costs: Record<string, FileCost>, results: readonly FileResult[]): void {
+  const round = (n: number) => Math.round(n * 10) / 10;
+  for (const r of results) if (r.failed === 0) costs[r.file] = { seconds: round(r.seconds), cpu: round(r.cpu || 0) };
+  mkdirSync(join(COSTS, '..'), { recursive: true });
+  writeFileSync(COSTS, `${JSON.stringify(costs, null, 1)}\n`);
+  if (process.env.TEST_RECORD_COSTS === '1') {
+    // Only the files this run measured: a cost cached from another run (another machine's load, the peer suites
+    // beside helpers' tests) would mislead every fresh clone's schedule.
+    const seed = readCosts(SEED_COSTS);
+    for (const r of results) if (r.failed === 0) seed[r.file] = costs[r.file]!;
+    const kept = Object.entries(seed).filter(([file]) => existsSync(join(ROOT, file)));
+    writeFileSync(SEED_COSTS, `${JSON.stringify(sorted(Object.fromEntries(kept)), null, 1)}\n`);
+  }
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const files = args.length ? args.flatMap((a) => collect(resolve(a))) : collect(TEST_ROOT, PEER_SUITES);
@@ -313,6 +332,7 @@ async function main(): Promise<number> {
     (f) => !marked(f, 'own process'),
   ).sort((a, b) => weight(b) - weight(a));
   const started = performance.now();
+  const machineBusy = busySince();
   const results = [
     ...(await pool(shared, { cores: CORES, maxJobs: JOBS, load: (u) => loadOf(u.cost) })),
     ...(await pool(
@@ -321,24 +341,25 @@ async function main(): Promise<number> {
     )),
   ];
 
-  const round = (n: number) => Math.round(n * 10) / 10;
-  for (const r of results) if (r.failed === 0) costs[r.file] = { seconds: round(r.seconds), cpu: round(r.cpu || 0) };
-  mkdirSync(join(COSTS, '..'), { recursive: true });
-  writeFileSync(COSTS, `${JSON.stringify(costs, null, 1)}\n`);
-  if (process.env.TEST_RECORD_COSTS === '1') {
-    // Only the files this run measured: a cost cached from another run (another machine's load, the peer suites
-    // beside helpers' tests) would mislead every fresh clone's schedule.
-    const seed = readCosts(SEED_COSTS);
-    for (const r of results) if (r.failed === 0) seed[r.file] = costs[r.file]!;
-    const kept = Object.entries(seed).filter(([file]) => existsSync(join(ROOT, file)));
-    writeFileSync(SEED_COSTS, `${JSON.stringify(sorted(Object.fromEntries(kept)), null, 1)}\n`);
-  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpuTotal = results.reduce((n, r) => n + (r.cpu || 0), 0);
+  // Costs measured beside other work (a build, .ci/run's busy core) stretch every file's wall time, so its loads
+  // would look lighter than they are and the next quiet run would start too many at once: such a run keeps the
+  // costs it had. Other work is what kept the machine busy beyond the files' own CPU (Chromium's orphaned helpers
+  // and the runner account for about a fifth of a core of a whole run, a dashboard file's alone for more): judged
+  // over a minute at least, and where the files' CPU is known (Linux).
+  const judged = seconds >= 60 && !results.some((r) => Number.isNaN(r.cpu));
+  const otherCores = judged ? (machineBusy() - cpuTotal) / seconds : 0;
+  if (otherCores > OTHER_WORK_CORES) {
+    process.stdout.write(
+      `\ncosts not recorded: other work kept ${otherCores.toFixed(1)} cores busy on average during the run\n`,
+    );
+  } else recordCosts(costs, results);
 
   const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
   process.stdout.write(
-    `\n${files.length} files, up to ${JOBS} at a time within ${CORES} cores (${alone.length} alone), ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    `\n${files.length} files, up to ${JOBS} at a time within ${CORES} cores (${alone.length} alone), ${seconds.toFixed(1)} s\n`,
   );
-  const cpuTotal = results.reduce((n, r) => n + (r.cpu || 0), 0);
   process.stdout.write(
     `slowest test files (of ${cpuTotal.toFixed(0)} s CPU in all):\n${slowest.map((r) => `  ${r.seconds.toFixed(1).padStart(6)} s  ${r.cpu.toFixed(1).padStart(6)} s CPU  ${r.file}`).join('\n')}\n`,
   );

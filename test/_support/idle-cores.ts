@@ -1,14 +1,15 @@
 import { cpus } from 'node:os';
 
-/** The machine's idle and total CPU time so far, added up over its cores (ms). */
-function times(): { idle: number; total: number } {
+/** The machine's idle and total CPU time so far, added up over its cores (ms), and how many cores it has. */
+function times(): { idle: number; total: number; cores: number } {
+  const all = cpus();
   let idle = 0;
   let total = 0;
-  for (const { times: t } of cpus()) {
+  for (const { times: t } of all) {
     idle += t.idle;
     total += t.user + t.nice + t.sys + t.idle + t.irq;
   }
-  return { idle, total };
+  return { idle, total, cores: all.length };
 }
 
 /**
@@ -22,7 +23,7 @@ export function idleMeter(): { sample(): void; readonly idleCores: number | unde
     sample() {
       const now = times();
       const spent = now.total - last.total;
-      idle = spent > 0 ? ((now.idle - last.idle) / spent) * cpus().length : undefined;
+      idle = spent > 0 ? ((now.idle - last.idle) / spent) * now.cores : undefined;
       last = now;
     },
     get idleCores() {

@@ -32,7 +32,7 @@ import { chromiumUnavailable, resolveChromium } from './chromium.ts';
 import { COMPILED, compileTests } from './compile.ts';
 import { ROOT } from './env.ts';
 import { busySince, idleMeter } from './idle-cores.ts';
-import { buildDist } from './runtime.ts';
+import { ensureDist } from './runtime.ts';
 import { type FileCost, loadOf, mayStart, type Unit, units } from './schedule.ts';
 
 interface FileResult {
@@ -311,7 +311,7 @@ async function main(): Promise<number> {
   // At once, as tsc (the build) runs on one core: the build, the test files' copy, and one unpacking of the bundled
   // browser before the workers start, so two files never unpack it at once.
   const [, , browser] = await Promise.all([
-    building ? buildDist() : undefined,
+    building ? ensureDist() : undefined,
     compileTests(),
     dashboards ? resolveChromium() : undefined,
   ]);

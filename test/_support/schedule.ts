@@ -19,8 +19,8 @@ export function loadOf(cost: FileCost | undefined): number {
 
 /**
  * How far past the cores the running files' loads may add up while the cores are seen idle: a load is an average,
- * and a file spends it in bursts between waits, so loads that add up to the cores still leave them idle a fifth of
- * the time (measured: 12 % of a run's core-seconds).
+ * and a file spends it in bursts between waits, so loads that add up to the cores still left them idle for 12 % of
+ * a run's core-seconds.
  */
 export const OVERCOMMIT = 1.5;
 

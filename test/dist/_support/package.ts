@@ -37,7 +37,7 @@ async function install(root: string): Promise<Installed> {
   const npm = (args: string[], cwd: string) =>
     run('npm', args, { cwd, env: { ...process.env, npm_config_update_notifier: 'false' }, maxBuffer: 16 << 20 });
   // `npm run build`, or the one this test run already made (test/_support/runtime.ts); prepack would run it again.
-  ensureDist();
+  await ensureDist();
   const { stdout } = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', root], ROOT);
   const [report] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   if (!report) throw new Error(`npm pack reported nothing: ${stdout}`);
